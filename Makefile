@@ -1,0 +1,52 @@
+# herd — build, run and test. `make run` and `make test` are the two
+# commands a newcomer needs (see README.md).
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+WASM    := web/static/app.wasm
+BIN     := bin/herd
+# Sources the web app is built from; app.wasm is rebuilt when one changes.
+WASM_SRC := $(shell find app shared cmd/wasm -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+
+.PHONY: run build wasm test lint fuzz bench clean
+
+## run: build the web app and the server, then serve on 127.0.0.1:8080 with a demo workspace
+run: build
+	./$(BIN) serve
+
+## build: the herd binary (embeds the web app)
+build: wasm
+	$(GO) build -trimpath -ldflags="$(LDFLAGS)" -o $(BIN) ./cmd/herd
+
+## wasm: app.wasm plus its gzip and brotli siblings, served pre-compressed
+wasm: $(WASM)
+
+$(WASM): $(WASM_SRC)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags="-s -w" -o $(WASM) ./cmd/wasm
+	$(GO) run ./cmd/precompress $(WASM)
+
+## test: lint, then every test with the race detector (PostgreSQL and Chromium
+## tests skip visibly when unavailable, and fail instead when CI=true), then a short fuzz run
+test: wasm lint
+	$(GO) test -race -count=1 ./...
+	$(MAKE) fuzz FUZZTIME=15s
+
+## lint: gofmt and go vet, for the host and for GOOS=js GOARCH=wasm
+lint:
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./shared/... ./app/... ./cmd/wasm
+
+FUZZTIME ?= 60s
+## fuzz: fuzz the protocol decoder
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $(FUZZTIME) ./shared/
+
+## bench: benchmarks (figures are recorded in docs/benchmarks.md)
+bench: wasm
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin $(WASM) $(WASM).gz $(WASM).br

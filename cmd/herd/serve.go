@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herd-dev/herd/app/ui"
+	"github.com/herd-dev/herd/server"
+	"github.com/herd-dev/herd/server/webui"
+	"github.com/herd-dev/herd/web"
+)
+
+// serve runs `herd serve`.
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	cfg, logOpts, err := parseServeFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, logOpts)
+	if err != nil {
+		return err
+	}
+	var uiHandler http.Handler
+	if !cfg.NoUI {
+		if uiHandler, err = newUI(); err != nil {
+			return err
+		}
+	}
+	srv, err := server.New(cfg, server.Options{Version: version, UI: uiHandler, Logger: log})
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}
+
+// logOptions choose the log format and level.
+type logOptions struct {
+	level  string
+	format string
+}
+
+// parseServeFlags reads flags, each defaulting to its HERD_* environment
+// variable, and validates the result.
+func parseServeFlags(args []string, stderr io.Writer) (server.Config, logOptions, error) {
+	fs := flag.NewFlagSet("herd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg server.Config
+	var lo logOptions
+	var origins string
+	var envErrs []error
+	env := func(name, def string) string { return envString(name, def) }
+	envBool := func(name string, def bool) bool {
+		v, err := envParsed(name, def, strconv.ParseBool)
+		envErrs = append(envErrs, err)
+		return v
+	}
+	envDuration := func(name string, def time.Duration) time.Duration {
+		v, err := envParsed(name, def, time.ParseDuration)
+		envErrs = append(envErrs, err)
+		return v
+	}
+	fs.StringVar(&cfg.Addr, "addr", env("HERD_ADDR", "127.0.0.1:8080"), "listen address `host:port` (HERD_ADDR)")
+	fs.StringVar(&cfg.DataDir, "data-dir", env("HERD_DATA_DIR", "./data"), "data `directory` for the embedded SQLite database (HERD_DATA_DIR)")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", env("HERD_DATABASE_URL", ""), "PostgreSQL `url` (postgres://…); empty uses SQLite in --data-dir (HERD_DATABASE_URL)")
+	fs.StringVar(&cfg.Token, "token", env("HERD_TOKEN", ""), "access `token` required by /ws and /api; mandatory off loopback (HERD_TOKEN)")
+	fs.StringVar(&origins, "allowed-origin", env("HERD_ALLOWED_ORIGINS", ""), "comma-separated extra browser `origins` allowed to open /ws (HERD_ALLOWED_ORIGINS)")
+	fs.BoolVar(&cfg.NoUI, "no-ui", envBool("HERD_NO_UI", false), "serve only the API, without the web app (HERD_NO_UI)")
+	fs.BoolVar(&cfg.Demo, "demo", envBool("HERD_DEMO", true), "seed a demo workspace when the database has none (HERD_DEMO)")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("HERD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown `limit` (HERD_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&lo.level, "log-level", env("HERD_LOG_LEVEL", "info"), "log `level`: debug, info, warn, error (HERD_LOG_LEVEL)")
+	fs.StringVar(&lo.format, "log-format", env("HERD_LOG_FORMAT", "text"), "log `format`: text or json (HERD_LOG_FORMAT)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, lo, err
+	}
+	if err := errors.Join(envErrs...); err != nil {
+		return cfg, lo, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, lo, fmt.Errorf("herd serve takes no arguments, got %q", fs.Args())
+	}
+	for _, o := range strings.Split(origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, lo, err
+	}
+	return cfg, lo, nil
+}
+
+func newLogger(w io.Writer, o logOptions) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", o.level)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	switch o.format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	default:
+		return nil, fmt.Errorf("--log-format %q: want text or json", o.format)
+	}
+}
+
+// newUI builds the web app handler. Its version is tied to the build and
+// to the exact app.wasm embedded, so an installed app updates exactly when
+// the app changes.
+func newUI() (http.Handler, error) {
+	return webui.New(webui.Options{
+		Version: version + "-" + wasmDigest(web.Static),
+		Static:  web.Static,
+		Routes:  ui.Routes,
+	})
+}
+
+// wasmDigest returns a short content hash of the embedded app.wasm, or
+// "nowasm" when it has not been built.
+func wasmDigest(static fs.FS) string {
+	b, err := fs.ReadFile(static, "web/app.wasm")
+	if err != nil {
+		return "nowasm"
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
+
+// envString returns the environment variable, or def when it is unset.
+func envString(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+// envParsed parses the environment variable, or returns def when it is unset.
+func envParsed[T any](name string, def T, parse func(string) (T, error)) (T, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return def, nil
+	}
+	parsed, err := parse(v)
+	if err != nil {
+		return def, fmt.Errorf("%s=%q: %w", name, v, err)
+	}
+	return parsed, nil
+}

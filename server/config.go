@@ -1,0 +1,70 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// Config is everything `herd serve` can be told. cmd/herd fills it from
+// flags and their HERD_* environment mirrors; Validate names the flag at
+// fault.
+type Config struct {
+	// Addr is the listen address (--addr, HERD_ADDR).
+	Addr string
+	// DataDir holds the embedded SQLite database and other state
+	// (--data-dir, HERD_DATA_DIR).
+	DataDir string
+	// DatabaseURL selects PostgreSQL ("postgres://…") or a SQLite file;
+	// empty means SQLite under DataDir (--database-url, HERD_DATABASE_URL).
+	DatabaseURL string
+	// Token, when set, is required by /ws and /api (--token, HERD_TOKEN).
+	Token string
+	// AllowedOrigins are extra browser origins allowed to open /ws, as host
+	// patterns such as "app.example.com" (--allowed-origin, HERD_ALLOWED_ORIGINS).
+	AllowedOrigins []string
+	// NoUI serves only the API (--no-ui, HERD_NO_UI).
+	NoUI bool
+	// Demo seeds a demo workspace when the database has none (--demo, HERD_DEMO).
+	Demo bool
+	// ShutdownTimeout bounds graceful shutdown (--shutdown-timeout).
+	ShutdownTimeout time.Duration
+}
+
+// Validate checks the configuration, refusing to expose the server beyond
+// loopback without a token.
+func (c Config) Validate() error {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q is not host:port: %w", c.Addr, err)
+	}
+	if port == "" {
+		return fmt.Errorf("--addr %q has no port", c.Addr)
+	}
+	if !isLoopback(host) && c.Token == "" {
+		return fmt.Errorf("--addr %q is reachable beyond this machine: set --token (HERD_TOKEN) to require a token, or bind 127.0.0.1", c.Addr)
+	}
+	if c.DatabaseURL == "" && c.DataDir == "" {
+		return fmt.Errorf("--data-dir is required when --database-url is not set")
+	}
+	if c.ShutdownTimeout < 0 {
+		return fmt.Errorf("--shutdown-timeout must not be negative")
+	}
+	for _, o := range c.AllowedOrigins {
+		if strings.TrimSpace(o) == "" {
+			return fmt.Errorf("--allowed-origin must not be empty")
+		}
+	}
+	return nil
+}
+
+// isLoopback reports whether a listen host only accepts local connections.
+// An empty host listens on every interface.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,253 @@
+package gateway
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// Input bounds for the workspace and task actions.
+const (
+	maxNameBytes        = 200
+	maxTitleBytes       = 500
+	maxDescriptionBytes = 64 << 10
+	maxRepositories     = 16
+)
+
+func (g *Gateway) ping(context.Context, *conn, shared.Empty) (any, error) {
+	return shared.Empty{}, nil
+}
+
+// boot answers with the first screen and joins the connection to the
+// selected workspace's feed before reading its tasks, so no task event
+// committed after the read can be missed.
+func (g *Gateway) boot(ctx context.Context, c *conn, req shared.BootRequest) (any, error) {
+	workspaces, err := g.cfg.Store.ListWorkspaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := shared.BootResponse{
+		Server: shared.ServerInfo{
+			Version:         g.cfg.Version,
+			ProtocolVersion: shared.ProtocolVersion,
+			Features:        nonNil(g.cfg.Features),
+		},
+		Workspaces: workspaces,
+		Tasks:      []shared.Task{},
+	}
+	switch {
+	case req.WorkspaceID != "":
+		if !containsWorkspace(workspaces, req.WorkspaceID) {
+			return nil, shared.Errorf(shared.CodeNotFound, "workspace %q not found", req.WorkspaceID)
+		}
+		resp.WorkspaceID = req.WorkspaceID
+	case len(workspaces) > 0:
+		resp.WorkspaceID = workspaces[0].ID
+	}
+	if resp.WorkspaceID != "" {
+		if err := c.join(resp.WorkspaceID); err != nil {
+			return nil, err
+		}
+		page, err := g.cfg.Store.ListTasks(ctx, shared.TaskListRequest{WorkspaceID: resp.WorkspaceID})
+		if err != nil {
+			return nil, err
+		}
+		resp.Tasks, resp.NextCursor = page.Tasks, page.NextCursor
+	}
+	if resp.AgentProfiles, err = g.cfg.Profiles.ListProfiles(ctx); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (g *Gateway) workspaceList(ctx context.Context, _ *conn, _ shared.Empty) (any, error) {
+	workspaces, err := g.cfg.Store.ListWorkspaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return shared.WorkspaceListResponse{Workspaces: workspaces}, nil
+}
+
+func (g *Gateway) workspaceCreate(ctx context.Context, _ *conn, req shared.WorkspaceCreateRequest) (any, error) {
+	name, err := boundedText("name", req.Name, maxNameBytes, true)
+	if err != nil {
+		return nil, err
+	}
+	return g.cfg.Store.CreateWorkspace(ctx, name)
+}
+
+func (g *Gateway) workspaceSubscribe(ctx context.Context, c *conn, req shared.WorkspaceRef) (any, error) {
+	if err := requireID("workspace_id", req.WorkspaceID); err != nil {
+		return nil, err
+	}
+	if _, err := g.cfg.Store.GetWorkspace(ctx, req.WorkspaceID); err != nil {
+		return nil, err
+	}
+	if err := c.join(req.WorkspaceID); err != nil {
+		return nil, err
+	}
+	return shared.Empty{}, nil
+}
+
+func (g *Gateway) workspaceUnsubscribe(_ context.Context, c *conn, req shared.WorkspaceRef) (any, error) {
+	if err := requireID("workspace_id", req.WorkspaceID); err != nil {
+		return nil, err
+	}
+	c.leave(req.WorkspaceID)
+	return shared.Empty{}, nil
+}
+
+func (g *Gateway) taskList(ctx context.Context, _ *conn, req shared.TaskListRequest) (any, error) {
+	if err := requireID("workspace_id", req.WorkspaceID); err != nil {
+		return nil, err
+	}
+	if req.Limit < 0 || req.Limit > shared.MaxTaskPage {
+		return nil, shared.Errorf(shared.CodeBadRequest, "limit must be between 1 and %d (0 means %d)", shared.MaxTaskPage, shared.DefaultTaskPage)
+	}
+	if _, err := g.cfg.Store.GetWorkspace(ctx, req.WorkspaceID); err != nil {
+		return nil, err
+	}
+	return g.cfg.Store.ListTasks(ctx, req)
+}
+
+func (g *Gateway) taskCreate(ctx context.Context, _ *conn, req shared.TaskCreateRequest) (any, error) {
+	if err := requireID("workspace_id", req.WorkspaceID); err != nil {
+		return nil, err
+	}
+	title, err := boundedText("title", req.Title, maxTitleBytes, true)
+	if err != nil {
+		return nil, err
+	}
+	req.Title = title
+	if _, err := boundedText("description", req.Description, maxDescriptionBytes, false); err != nil {
+		return nil, err
+	}
+	if err := validateRepositories(req.Repositories); err != nil {
+		return nil, err
+	}
+	if req.Prompt != "" {
+		return nil, shared.Errorf(shared.CodeUnavailable, "starting a session from task.create is not available in this server version; create the task without a prompt")
+	}
+	task, err := g.cfg.Store.CreateTask(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	g.publishTask(shared.NotifyTaskCreated, task)
+	if task.StatusSummary != nil {
+		g.publishWorkspace(task.WorkspaceID, shared.NotifyTaskStatusSummaryUpdated, shared.StatusSummaryEvent{
+			TaskID: task.ID, WorkspaceID: task.WorkspaceID, StatusSummary: *task.StatusSummary,
+		})
+	}
+	return task, nil
+}
+
+func (g *Gateway) taskGet(ctx context.Context, _ *conn, req shared.TaskRef) (any, error) {
+	if err := requireID("task_id", req.TaskID); err != nil {
+		return nil, err
+	}
+	return g.cfg.Store.GetTask(ctx, req.TaskID)
+}
+
+func (g *Gateway) taskUpdate(ctx context.Context, _ *conn, req shared.TaskUpdateRequest) (any, error) {
+	if err := requireID("task_id", req.TaskID); err != nil {
+		return nil, err
+	}
+	if req.Title != nil {
+		title, err := boundedText("title", *req.Title, maxTitleBytes, true)
+		if err != nil {
+			return nil, err
+		}
+		req.Title = &title
+	}
+	if req.Description != nil {
+		if _, err := boundedText("description", *req.Description, maxDescriptionBytes, false); err != nil {
+			return nil, err
+		}
+	}
+	task, err := g.cfg.Store.UpdateTask(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	g.publishTask(shared.NotifyTaskUpdated, task)
+	return task, nil
+}
+
+// taskArchive archives a task. Archived tasks leave the default task list;
+// the feed reports the change as task.updated with archived set.
+func (g *Gateway) taskArchive(ctx context.Context, _ *conn, req shared.TaskRef) (any, error) {
+	if err := requireID("task_id", req.TaskID); err != nil {
+		return nil, err
+	}
+	task, err := g.cfg.Store.ArchiveTask(ctx, req.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	g.publishTask(shared.NotifyTaskUpdated, task)
+	return task, nil
+}
+
+func (g *Gateway) agentProfileList(ctx context.Context, _ *conn, _ shared.Empty) (any, error) {
+	profiles, err := g.cfg.Profiles.ListProfiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return shared.AgentProfileListResponse{AgentProfiles: profiles}, nil
+}
+
+// publishTask sends a task event with the task's coarse fields only.
+func (g *Gateway) publishTask(action string, task shared.Task) {
+	task.StatusSummary = nil
+	g.publishWorkspace(task.WorkspaceID, action, task)
+}
+
+func requireID(field, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return shared.Errorf(shared.CodeBadRequest, "%s is required", field)
+	}
+	return nil
+}
+
+// boundedText trims s and checks it against a byte bound.
+func boundedText(field, s string, maxBytes int, required bool) (string, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case required && s == "":
+		return "", shared.Errorf(shared.CodeBadRequest, "%s is required", field)
+	case len(s) > maxBytes:
+		return "", shared.Errorf(shared.CodeBadRequest, "%s is %d bytes; the limit is %d", field, len(s), maxBytes)
+	case !utf8.ValidString(s):
+		return "", shared.Errorf(shared.CodeBadRequest, "%s is not valid UTF-8", field)
+	}
+	return s, nil
+}
+
+func validateRepositories(repos []shared.RepositoryInput) error {
+	if len(repos) > maxRepositories {
+		return shared.Errorf(shared.CodeBadRequest, "a task may have at most %d repositories", maxRepositories)
+	}
+	for i, r := range repos {
+		if !filepath.IsAbs(r.Path) {
+			return shared.Errorf(shared.CodeBadRequest, "repositories[%d].path must be an absolute path, got %q", i, r.Path)
+		}
+	}
+	return nil
+}
+
+func containsWorkspace(ws []shared.Workspace, id string) bool {
+	for _, w := range ws {
+		if w.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

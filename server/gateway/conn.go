@@ -1,0 +1,250 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// maxWorkspaceSubscriptions bounds how many workspace feeds one connection
+// may follow.
+const maxWorkspaceSubscriptions = 64
+
+var connSeq atomic.Uint64
+
+// conn is one client connection. Its reader goroutine (serve) decodes frames
+// and dispatches them; its writer goroutine (writeLoop) is the only one that
+// writes to the socket, draining the outbox.
+type conn struct {
+	g      *Gateway
+	ws     *websocket.Conn
+	id     uint64
+	remote string
+	out    *outbox
+
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelFunc
+
+	inflight chan struct{}  // semaphore bounding concurrent requests
+	requests sync.WaitGroup // running request goroutines
+
+	closeOnce sync.Once
+	closeReq  chan struct{} // closed when a close is requested
+	closeCode websocket.StatusCode
+	closeMsg  string
+
+	mu         sync.Mutex // guards workspaces
+	workspaces map[string]struct{}
+}
+
+func newConn(g *Gateway, ws *websocket.Conn, remote string) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &conn{
+		g:          g,
+		ws:         ws,
+		id:         connSeq.Add(1),
+		remote:     remote,
+		out:        newOutbox(g.cfg.ControlCap, g.cfg.SemanticCap),
+		ctx:        ctx,
+		cancel:     cancel,
+		inflight:   make(chan struct{}, g.cfg.MaxInFlight),
+		closeReq:   make(chan struct{}),
+		workspaces: make(map[string]struct{}),
+	}
+}
+
+// serve runs the connection until it ends, then releases everything it held.
+func (c *conn) serve() {
+	c.ws.SetReadLimit(c.g.cfg.MaxFrameBytes)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+
+	c.readLoop()
+
+	c.cancel()
+	c.requests.Wait()
+	<-writerDone
+	c.ws.CloseNow()
+	c.g.feed.drop(c, c.subscribedWorkspaces())
+	c.out.close()
+}
+
+// readLoop reads frames until the connection fails or closes.
+func (c *conn) readLoop() {
+	for {
+		typ, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			c.noteReadEnd(err)
+			return
+		}
+		if typ != websocket.MessageText {
+			c.replyError("", "", shared.Errorf(shared.CodeBadRequest, "binary frames are not supported; send JSON text frames"))
+			continue
+		}
+		env, err := shared.DecodeRequest(data)
+		if err != nil {
+			c.replyError(env.ID, env.Action, err)
+			continue
+		}
+		if !c.dispatch(env) {
+			return
+		}
+	}
+}
+
+// noteReadEnd records why reading stopped.
+func (c *conn) noteReadEnd(err error) {
+	reason := "client_closed"
+	switch status := websocket.CloseStatus(err); {
+	case status == websocket.StatusMessageTooBig:
+		reason = "frame_too_big"
+	case status == -1 && !errors.Is(err, context.Canceled):
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) {
+			reason = "read_error"
+		}
+	}
+	c.closeOnce.Do(func() {
+		c.g.metrics.closes.WithLabelValues(reason).Inc()
+	})
+}
+
+// writeLoop drains the outbox until the connection ends or a close is
+// requested, bounding every write with the write timeout.
+func (c *conn) writeLoop() {
+	for {
+		select {
+		case <-c.closeReq:
+			c.ws.Close(c.closeCode, c.closeMsg)
+			return
+		case <-c.ctx.Done():
+			return
+		case <-c.out.wake:
+		}
+		for {
+			select {
+			case <-c.closeReq:
+				c.ws.Close(c.closeCode, c.closeMsg)
+				return
+			default:
+			}
+			frame, ok := c.out.next()
+			if !ok {
+				break
+			}
+			ctx, cancel := context.WithTimeout(c.ctx, c.g.cfg.WriteTimeout)
+			err := c.ws.Write(ctx, websocket.MessageText, frame)
+			cancel()
+			if err != nil {
+				c.closeOnce.Do(func() {
+					c.g.metrics.closes.WithLabelValues("write_failed").Inc()
+				})
+				c.ws.CloseNow()
+				return
+			}
+		}
+	}
+}
+
+// closeWith asks the writer to close the connection with a status and a
+// reason; reason is also the metrics label. Only the first request counts.
+func (c *conn) closeWith(code websocket.StatusCode, msg, reason string) {
+	c.closeOnce.Do(func() {
+		c.closeCode, c.closeMsg = code, msg
+		c.g.metrics.closes.WithLabelValues(reason).Inc()
+		c.g.log.Info("closing connection", "conn", c.id, "remote", c.remote, "reason", reason)
+		close(c.closeReq)
+	})
+}
+
+// send queues an encoded frame on a lane, closing the connection when the
+// lane overflows: a client that cannot keep up reconnects and reconciles
+// rather than silently missing a response or an ordered notification.
+func (c *conn) send(lane laneClass, frame []byte) {
+	if c.out.push(lane, frame) {
+		return
+	}
+	select {
+	case <-c.ctx.Done():
+		return // already ending; nothing to reconcile
+	default:
+	}
+	c.closeWith(websocket.StatusTryAgainLater, string(lane)+" queue full; reconnect to resynchronise", string(lane)+"_overflow")
+}
+
+// reply queues the response to a request.
+func (c *conn) reply(id, action string, payload any) {
+	env, err := shared.NewResponse(id, action, payload, c.g.cfg.Now())
+	if err != nil {
+		c.g.log.Error("encode response", "action", action, "err", err)
+		c.replyError(id, action, shared.Errorf(shared.CodeInternal, "response could not be encoded"))
+		return
+	}
+	c.sendEnvelope(env)
+}
+
+// replyError queues an error envelope. Errors without a protocol code are
+// logged here, once, and reported to the client as internal.
+func (c *conn) replyError(id, action string, err error) {
+	var pe *shared.Error
+	if !errors.As(err, &pe) {
+		c.g.log.Error("request failed", "conn", c.id, "action", action, "id", id, "err", err)
+		pe = shared.Errorf(shared.CodeInternal, "internal error; the server log has details")
+	}
+	c.sendEnvelope(shared.NewErrorEnvelope(id, action, pe, c.g.cfg.Now()))
+}
+
+func (c *conn) sendEnvelope(env shared.Envelope) {
+	frame, err := json.Marshal(env)
+	if err != nil {
+		c.g.log.Error("encode envelope", "action", env.Action, "err", err)
+		return
+	}
+	c.send(laneControl, frame)
+}
+
+// join subscribes the connection to a workspace feed.
+func (c *conn) join(workspaceID string) error {
+	c.mu.Lock()
+	_, already := c.workspaces[workspaceID]
+	if !already && len(c.workspaces) >= maxWorkspaceSubscriptions {
+		c.mu.Unlock()
+		return shared.Errorf(shared.CodeBadRequest, "a connection may follow at most %d workspaces; unsubscribe from one first", maxWorkspaceSubscriptions)
+	}
+	c.workspaces[workspaceID] = struct{}{}
+	c.mu.Unlock()
+	c.g.feed.subscribe(workspaceID, c)
+	return nil
+}
+
+// leave unsubscribes the connection from a workspace feed.
+func (c *conn) leave(workspaceID string) {
+	c.mu.Lock()
+	delete(c.workspaces, workspaceID)
+	c.mu.Unlock()
+	c.g.feed.unsubscribe(workspaceID, c)
+}
+
+func (c *conn) subscribedWorkspaces() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.workspaces))
+	for id := range c.workspaces {
+		out = append(out, id)
+	}
+	return out
+}
+
+// requestContext bounds one request's work.
+func (c *conn) requestContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, c.g.cfg.RequestTimeout)
+}

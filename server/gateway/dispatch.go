@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// handlerFunc runs one request and returns its response payload.
+type handlerFunc func(ctx context.Context, c *conn, payload json.RawMessage) (any, error)
+
+// action is one entry of the dispatch table.
+type action struct {
+	run handlerFunc
+	// ordered actions change the connection's subscriptions; they run on the
+	// reader goroutine, one at a time, in the order the client sent them.
+	// Other actions run concurrently, bounded by MaxInFlight.
+	ordered bool
+}
+
+// handle adapts a typed handler: it decodes the payload into Req first, so a
+// wrong payload type is a bad_request before any work is done.
+func handle[Req any](fn func(ctx context.Context, c *conn, req Req) (any, error)) handlerFunc {
+	return func(ctx context.Context, c *conn, payload json.RawMessage) (any, error) {
+		req, err := shared.DecodePayload[Req](payload)
+		if err != nil {
+			return nil, err
+		}
+		return fn(ctx, c, req)
+	}
+}
+
+// dispatch runs or schedules one decoded request. It reports false when the
+// connection is ending and reading should stop.
+func (c *conn) dispatch(env shared.Envelope) bool {
+	a, ok := c.g.actions[env.Action]
+	if !ok {
+		c.g.metrics.requests.WithLabelValues("unknown", string(shared.CodeUnknownAction)).Inc()
+		c.replyError(env.ID, env.Action, shared.Errorf(shared.CodeUnknownAction, "unknown action %q", env.Action))
+		return true
+	}
+	if a.ordered {
+		c.run(a, env)
+		return true
+	}
+	select {
+	case c.inflight <- struct{}{}:
+	case <-c.ctx.Done():
+		return false
+	}
+	c.requests.Add(1)
+	go func() {
+		defer c.requests.Done()
+		defer func() { <-c.inflight }()
+		c.run(a, env)
+	}()
+	return true
+}
+
+// run executes a request and queues its answer.
+func (c *conn) run(a action, env shared.Envelope) {
+	start := time.Now()
+	ctx, cancel := c.requestContext()
+	defer cancel()
+	out, err := a.run(ctx, c, env.Payload)
+	code := "ok"
+	if err != nil {
+		code = string(shared.ErrorCode(err))
+		c.replyError(env.ID, env.Action, err)
+	} else {
+		c.reply(env.ID, env.Action, out)
+	}
+	c.g.metrics.requests.WithLabelValues(env.Action, code).Inc()
+	c.g.metrics.duration.WithLabelValues(env.Action).Observe(time.Since(start).Seconds())
+}
+
+// actionTable lists every request action the gateway serves.
+func (g *Gateway) actionTable() map[string]action {
+	return map[string]action{
+		shared.ActionPing:                 {run: handle(g.ping)},
+		shared.ActionBoot:                 {run: handle(g.boot), ordered: true},
+		shared.ActionWorkspaceList:        {run: handle(g.workspaceList)},
+		shared.ActionWorkspaceCreate:      {run: handle(g.workspaceCreate)},
+		shared.ActionWorkspaceSubscribe:   {run: handle(g.workspaceSubscribe), ordered: true},
+		shared.ActionWorkspaceUnsubscribe: {run: handle(g.workspaceUnsubscribe), ordered: true},
+		shared.ActionTaskList:             {run: handle(g.taskList)},
+		shared.ActionTaskCreate:           {run: handle(g.taskCreate)},
+		shared.ActionTaskGet:              {run: handle(g.taskGet)},
+		shared.ActionTaskUpdate:           {run: handle(g.taskUpdate)},
+		shared.ActionTaskArchive:          {run: handle(g.taskArchive)},
+		shared.ActionAgentProfileList:     {run: handle(g.agentProfileList)},
+	}
+}

@@ -1,0 +1,225 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// Store is the persistence the gateway's actions need.
+type Store interface {
+	CreateWorkspace(ctx context.Context, name string) (shared.Workspace, error)
+	GetWorkspace(ctx context.Context, id string) (shared.Workspace, error)
+	ListWorkspaces(ctx context.Context) ([]shared.Workspace, error)
+	CreateTask(ctx context.Context, in shared.TaskCreateRequest) (shared.Task, error)
+	GetTask(ctx context.Context, id string) (shared.Task, error)
+	UpdateTask(ctx context.Context, in shared.TaskUpdateRequest) (shared.Task, error)
+	ArchiveTask(ctx context.Context, id string) (shared.Task, error)
+	ListTasks(ctx context.Context, q shared.TaskListRequest) (shared.TaskListResponse, error)
+}
+
+// ProfileLister lists agent profiles with their availability on this machine.
+type ProfileLister interface {
+	ListProfiles(ctx context.Context) ([]shared.AgentProfile, error)
+}
+
+// Config configures a Gateway. Zero values take the documented defaults.
+type Config struct {
+	Store    Store
+	Profiles ProfileLister
+	Logger   *slog.Logger
+	// Registerer receives the gateway's metrics; nil skips registration.
+	Registerer prometheus.Registerer
+	// Version and Features describe the server in boot responses.
+	Version  string
+	Features []string
+	// AllowedOrigins lists extra browser origins (host patterns) allowed to
+	// upgrade; same-origin requests and clients without Origin always are.
+	AllowedOrigins []string
+	// MaxFrameBytes bounds an inbound frame (default shared.MaxFrameBytes).
+	MaxFrameBytes int64
+	// WriteTimeout bounds one frame write to a client (default 10 s).
+	WriteTimeout time.Duration
+	// RequestTimeout bounds one request's work (default 30 s).
+	RequestTimeout time.Duration
+	// MaxInFlight bounds a connection's concurrently running requests
+	// (default 16); further frames wait to be read.
+	MaxInFlight int
+	// ControlCap and SemanticCap bound the outbound lanes per connection.
+	ControlCap, SemanticCap int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Gateway serves WebSocket connections speaking the herd protocol.
+type Gateway struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	feed    *feed
+	actions map[string]action
+
+	mu       sync.Mutex // guards conns and closing
+	conns    map[*conn]struct{}
+	closing  bool
+	handlers sync.WaitGroup // one per connection being served
+}
+
+// New returns a Gateway, registering its metrics with cfg.Registerer.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Store == nil || cfg.Profiles == nil {
+		return nil, errors.New("gateway: Store and Profiles are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = shared.MaxFrameBytes
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 16
+	}
+	if cfg.ControlCap <= 0 {
+		cfg.ControlCap = defaultControlCap
+	}
+	if cfg.SemanticCap <= 0 {
+		cfg.SemanticCap = defaultSemanticCap
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gateway{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		metrics: m,
+		feed:    newFeed(),
+		conns:   make(map[*conn]struct{}),
+	}
+	g.actions = g.actionTable()
+	return g, nil
+}
+
+// ServeHTTP upgrades the request to a WebSocket and serves it until the
+// connection ends. Authentication happens before this handler.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.begin() {
+		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer g.handlers.Done()
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		OriginPatterns:  g.cfg.AllowedOrigins,
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		g.log.Info("websocket upgrade refused", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	c := newConn(g, ws, r.RemoteAddr)
+	if !g.register(c) {
+		ws.Close(websocket.StatusGoingAway, "server is shutting down")
+		return
+	}
+	defer g.unregister(c)
+	c.serve()
+}
+
+// begin counts a handler in unless the gateway is shutting down.
+func (g *Gateway) begin() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closing {
+		return false
+	}
+	g.handlers.Add(1)
+	return true
+}
+
+func (g *Gateway) register(c *conn) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closing {
+		return false
+	}
+	g.conns[c] = struct{}{}
+	g.metrics.connections.Inc()
+	return true
+}
+
+func (g *Gateway) unregister(c *conn) {
+	g.mu.Lock()
+	delete(g.conns, c)
+	g.mu.Unlock()
+	g.metrics.connections.Dec()
+}
+
+// Shutdown closes every connection with status 1001 (going away), refuses
+// new ones, and waits until their handlers have returned or ctx ends.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.mu.Lock()
+	g.closing = true
+	conns := make([]*conn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	g.mu.Unlock()
+	for _, c := range conns {
+		c.closeWith(websocket.StatusGoingAway, "server shutting down", "shutdown")
+	}
+	done := make(chan struct{})
+	go func() {
+		g.handlers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		g.mu.Lock()
+		for c := range g.conns {
+			c.ws.CloseNow()
+		}
+		g.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// publishWorkspace sends a notification to every connection following the
+// workspace. Call it only after the change it reports has committed.
+func (g *Gateway) publishWorkspace(workspaceID, action string, payload any) {
+	env, err := shared.NewNotification(action, payload, g.cfg.Now())
+	if err != nil {
+		g.log.Error("encode notification", "action", action, "err", err)
+		return
+	}
+	frame, err := json.Marshal(env)
+	if err != nil {
+		g.log.Error("encode notification", "action", action, "err", err)
+		return
+	}
+	subs := g.feed.subscribers(workspaceID)
+	for _, c := range subs {
+		c.send(laneSemantic, frame)
+	}
+	g.metrics.notifications.WithLabelValues(action).Add(float64(len(subs)))
+}

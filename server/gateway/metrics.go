@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the gateway's Prometheus collectors. Labels never carry
+// transcript content or unbounded values: actions outside the protocol's
+// vocabulary are counted as "unknown".
+type metrics struct {
+	connections   prometheus.Gauge
+	requests      *prometheus.CounterVec   // action, code ("ok" on success)
+	duration      *prometheus.HistogramVec // action
+	notifications *prometheus.CounterVec   // action
+	closes        *prometheus.CounterVec   // reason
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "herd_ws_connections",
+			Help: "Open WebSocket connections.",
+		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herd_ws_requests_total",
+			Help: "WebSocket requests answered, by action and result code.",
+		}, []string{"action", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herd_ws_request_duration_seconds",
+			Help:    "Time from dispatching a request to queueing its answer.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"action"}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herd_ws_notifications_total",
+			Help: "Notifications queued to connections, by action.",
+		}, []string{"action"}),
+		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herd_ws_closes_total",
+			Help: "Connections ended, by reason.",
+		}, []string{"reason"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.connections, m.requests, m.duration, m.notifications, m.closes} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				continue
+			}
+			return nil, err
+		}
+	}
+	return m, nil
+}

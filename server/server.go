@@ -1,0 +1,205 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/gateway"
+	"github.com/herd-dev/herd/server/store"
+)
+
+// Options are the parts of a Server that are not configuration.
+type Options struct {
+	// Version identifies the build; it is reported by boot and /healthz.
+	Version string
+	// UI serves the web app; nil (or Config.NoUI) serves only the API.
+	UI http.Handler
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// BeforeReady, when set, runs as the last start-up step, before the
+	// server reports ready. Tests use it to observe the not-ready window.
+	BeforeReady func(context.Context) error
+}
+
+// Server is herd's HTTP and WebSocket server with its runtime.
+type Server struct {
+	cfg  Config
+	opts Options
+	log  *slog.Logger
+
+	registry *prometheus.Registry
+	echo     *echo.Echo
+	http     *http.Server
+	ln       net.Listener
+	serveErr chan error
+
+	ready   atomic.Bool
+	gateway atomic.Pointer[gateway.Gateway] // set once start-up work is done
+	store   *store.Store                    // set by Start before ready
+
+	shutdownOnce sync.Once
+}
+
+// New validates cfg and builds a Server; Start makes it serve.
+func New(cfg Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NoUI {
+		opts.UI = nil
+	}
+	s := &Server{
+		cfg:      cfg,
+		opts:     opts,
+		log:      opts.Logger,
+		registry: prometheus.NewRegistry(),
+		serveErr: make(chan error, 1),
+	}
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.echo = s.routes()
+	s.http = &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// Start listens, serves /healthz and a not-ready /readyz at once, runs the
+// start-up work (database, migrations, profiles, demo seed) and then
+// reports ready. It returns when the server is ready or start-up failed.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	go func() {
+		err := s.http.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.serveErr <- err
+	}()
+	s.log.Info("listening", "addr", ln.Addr().String(), "version", s.opts.Version)
+	if err := s.startup(ctx); err != nil {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		defer cancel()
+		_ = s.Shutdown(shutdownCtx)
+		return err
+	}
+	s.ready.Store(true)
+	s.log.Info("ready", "database", s.store.Dialect())
+	return nil
+}
+
+// startup does everything that must finish before the server is ready.
+func (s *Server) startup(ctx context.Context) error {
+	st, err := store.Open(ctx, store.Config{URL: s.cfg.DatabaseURL, DataDir: s.cfg.DataDir, Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	s.store = st
+	for _, p := range agent.Builtin() {
+		err := st.UpsertAgentProfile(ctx, store.AgentProfile{
+			ID: p.ID, Name: p.Name, Provider: p.Provider, Command: p.Command, Args: p.Args, Builtin: true,
+		})
+		if err != nil {
+			return fmt.Errorf("register agent profile %s: %w", p.ID, err)
+		}
+	}
+	if s.cfg.Demo {
+		if err := seedDemo(ctx, st, s.log); err != nil {
+			return fmt.Errorf("seed demo workspace: %w", err)
+		}
+	}
+	gw, err := gateway.New(gateway.Config{
+		Store:          st,
+		Profiles:       profileCatalog{store: st},
+		Logger:         s.log.With("component", "gateway"),
+		Registerer:     s.registry,
+		Version:        s.opts.Version,
+		AllowedOrigins: s.cfg.AllowedOrigins,
+	})
+	if err != nil {
+		return fmt.Errorf("start gateway: %w", err)
+	}
+	if s.opts.BeforeReady != nil {
+		if err := s.opts.BeforeReady(ctx); err != nil {
+			return err
+		}
+	}
+	s.gateway.Store(gw)
+	return nil
+}
+
+// Addr returns the address the server listens on (useful with port 0).
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Run starts the server and serves until ctx ends, then shuts down
+// gracefully within the configured timeout.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-s.serveErr:
+		s.serveErr <- err
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	return s.Shutdown(shutdownCtx)
+}
+
+// Shutdown stops accepting work, closes every WebSocket with status 1001,
+// drains HTTP requests and closes the database. It is safe to call twice.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var errs []error
+	s.shutdownOnce.Do(func() {
+		s.ready.Store(false)
+		s.log.Info("shutting down")
+		if gw := s.gateway.Load(); gw != nil {
+			if err := gw.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("close websockets: %w", err))
+			}
+		}
+		if err := s.http.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("drain http: %w", err))
+		}
+		if s.ln != nil {
+			if err := <-s.serveErr; err != nil {
+				errs = append(errs, fmt.Errorf("serve: %w", err))
+			}
+		}
+		if s.store != nil {
+			if err := s.store.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close database: %w", err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}

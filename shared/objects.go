@@ -1,0 +1,153 @@
+package shared
+
+import "time"
+
+// Workspace groups tasks; a connection follows one workspace's task feed.
+type Workspace struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Task is one unit of work, run by one or more agent sessions.
+type Task struct {
+	ID          string `json:"id"`
+	WorkspaceID string `json:"workspace_id"`
+	Title       string `json:"title"`
+	// Description is free text; empty when none was given.
+	Description string `json:"description"`
+	// PrimarySessionID is the session whose state the task row shows; empty
+	// until the task has a session.
+	PrimarySessionID string `json:"primary_session_id,omitempty"`
+	// Repositories lists the repositories attached to the task; never null.
+	Repositories []TaskRepository `json:"repositories"`
+	Archived     bool             `json:"archived"`
+	CreatedAt    time.Time        `json:"created_at"`
+	UpdatedAt    time.Time        `json:"updated_at"`
+	// StatusSummary is the bounded live status of the task. List, get and
+	// boot responses always carry it; workspace feed task events omit it
+	// (summaries travel as task.status_summary.updated).
+	StatusSummary *TaskStatusSummary `json:"status_summary,omitempty"`
+}
+
+// TaskRepository is a repository attached to a task.
+type TaskRepository struct {
+	ID         string `json:"id"`
+	Path       string `json:"path"`
+	BaseBranch string `json:"base_branch"`
+	// Branch is the task's working branch; empty until a worktree exists.
+	Branch string `json:"branch,omitempty"`
+	// WorktreePath is where the agent runs; empty until a worktree exists.
+	WorktreePath string `json:"worktree_path,omitempty"`
+}
+
+// SessionState is a session's lifecycle state.
+type SessionState string
+
+// Session states.
+const (
+	SessionCreated         SessionState = "CREATED"
+	SessionStarting        SessionState = "STARTING"
+	SessionRunning         SessionState = "RUNNING"
+	SessionWaitingForInput SessionState = "WAITING_FOR_INPUT"
+	SessionCompleted       SessionState = "COMPLETED"
+	SessionIdle            SessionState = "IDLE"
+	SessionFailed          SessionState = "FAILED"
+	SessionCancelled       SessionState = "CANCELLED"
+)
+
+// ForegroundActivity says what a session's foreground is doing.
+type ForegroundActivity string
+
+// Foreground activities; the empty value means settled.
+const (
+	ActivityGenerating ForegroundActivity = "generating"
+	ActivityBackground ForegroundActivity = "background"
+)
+
+// Session is one agent execution history within a task.
+type Session struct {
+	ID             string       `json:"id"`
+	TaskID         string       `json:"task_id"`
+	AgentProfileID string       `json:"agent_profile_id"`
+	State          SessionState `json:"state"`
+	// ForegroundActivity is omitted when the session is settled.
+	ForegroundActivity  ForegroundActivity `json:"foreground_activity,omitempty"`
+	ActiveSubagentCount int                `json:"active_subagent_count"`
+	// ErrorMessage explains a FAILED state; empty otherwise.
+	ErrorMessage string    `json:"error_message,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// MessageType classifies a transcript message.
+type MessageType string
+
+// Message types.
+const (
+	MessageUser                 MessageType = "user"
+	MessageAgent                MessageType = "agent"
+	MessageThinking             MessageType = "thinking"
+	MessageToolCall             MessageType = "tool_call"
+	MessagePermissionRequest    MessageType = "permission_request"
+	MessageClarificationRequest MessageType = "clarification_request"
+	MessageError                MessageType = "error"
+	MessageStatus               MessageType = "status"
+	MessagePlan                 MessageType = "plan"
+)
+
+// MessageState is where a message is in its life.
+type MessageState string
+
+// Message statuses.
+const (
+	MessageStreaming MessageState = "streaming"
+	MessageComplete  MessageState = "complete"
+	MessagePending   MessageState = "pending"
+	MessageResolved  MessageState = "resolved"
+	MessageFailed    MessageState = "failed"
+	MessageCancelled MessageState = "cancelled"
+)
+
+// Message is one transcript entry of a session.
+type Message struct {
+	ID        string       `json:"id"`
+	SessionID string       `json:"session_id"`
+	TaskID    string       `json:"task_id"`
+	Seq       int64        `json:"seq"`
+	Type      MessageType  `json:"type"`
+	Content   string       `json:"content"`
+	Status    MessageState `json:"status"`
+	// PendingID names the permission or clarification request this message
+	// carries; empty for other messages.
+	PendingID string `json:"pending_id,omitempty"`
+	// ClientMessageID is the client's idempotency key for user messages.
+	ClientMessageID string `json:"client_message_id,omitempty"`
+	// Metadata holds type-specific fields (a permission request's options).
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// AppendFrom, on a session.message.updated only, is the byte offset into
+	// the UTF-8 content at which Content starts; absent means Content is whole.
+	AppendFrom *int      `json:"append_from,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// QueuedPrompt is a prompt waiting for the running turn to settle.
+type QueuedPrompt struct {
+	ID              string    `json:"id"`
+	SessionID       string    `json:"session_id"`
+	ClientMessageID string    `json:"client_message_id"`
+	Content         string    `json:"content"`
+	CreatedAt       time.Time `json:"created_at"`
+}
+
+// AgentProfile says how to start an agent.
+type AgentProfile struct {
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Provider string   `json:"provider"`
+	Command  string   `json:"command"`
+	Args     []string `json:"args"`
+	// Available is false when the command cannot be found on this machine.
+	Available bool `json:"available"`
+}
