@@ -80,7 +80,7 @@ func buildStatic() (string, error) {
 	if err := os.CopyFS(dir, web.Static); err != nil {
 		return "", fmt.Errorf("copy static assets: %w", err)
 	}
-	wasm := filepath.Join(dir, "web", "app.wasm")
+	wasm := filepath.Join(dir, "app.wasm")
 	os.Remove(wasm + ".gz")
 	os.Remove(wasm + ".br")
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", wasm, "./cmd/wasm")

@@ -131,7 +131,7 @@ func newUI() (http.Handler, error) {
 // wasmDigest returns a short content hash of the embedded app.wasm, or
 // "nowasm" when it has not been built.
 func wasmDigest(static fs.FS) string {
-	b, err := fs.ReadFile(static, "web/app.wasm")
+	b, err := fs.ReadFile(static, "app.wasm")
 	if err != nil {
 		return "nowasm"
 	}
