@@ -26,11 +26,12 @@ $(WASM): $(WASM_SRC)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags="-s -w" -o $(WASM) ./cmd/wasm
 	$(GO) run ./cmd/precompress $(WASM)
 
-## test: lint, then every test with the race detector (PostgreSQL and Chromium
-## tests skip visibly when unavailable, and fail instead when CI=true), then a short fuzz run
+## test: lint, a short fuzz run of the protocol decoder, then every test with
+## the race detector (PostgreSQL and Chromium tests skip visibly when
+## unavailable, and fail instead when CI=true)
 test: wasm lint
+	$(MAKE) --no-print-directory fuzz FUZZTIME=15s
 	$(GO) test -race -count=1 ./...
-	$(MAKE) fuzz FUZZTIME=15s
 
 ## lint: gofmt and go vet, for the host and for GOOS=js GOARCH=wasm
 lint:

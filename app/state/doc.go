@@ -1,0 +1,47 @@
+// Package state is the browser's client store: every task of the selected
+// workspace with its status summary, plus the workspaces, the agent profiles
+// and the connection status the UI renders.
+//
+// It is plain Go with no browser or UI imports, so its rules are unit tested
+// on the host. A Store is not safe for concurrent use: the UI owns it and
+// reads and writes it only on its UI goroutine (in go-app, inside
+// ctx.Dispatch), which also orders writes exactly as they were dispatched.
+//
+// # One write path
+//
+// Every change to a task or to a summary is a Write applied by Store.Apply;
+// nothing else mutates tasks. The rules Apply enforces:
+//
+//   - Newest wins: a task write is ignored when the stored copy has a newer
+//     UpdatedAt; an equal UpdatedAt is accepted (a repeat is harmless).
+//   - Revision gate: a summary is ignored unless its Revision is greater than
+//     the stored one. A task write that carries a StatusSummary passes its
+//     summary through the same gate, independently of the task's own fields.
+//     A task write without a summary (workspace feed events omit it) keeps the
+//     stored summary: absent means "not carried", never "cleared".
+//   - A summary for a task the store does not hold is dropped; the next
+//     listing carries it with its task.
+//   - A deletion removes the task and leaves a tombstone at the deletion's
+//     UpdatedAt, so a listing that was in flight cannot bring it back; only
+//     a write newer than the deletion can.
+//   - Archived tasks stay stored (so an older write cannot revive them as
+//     unarchived) but leave the visible list.
+//
+// # The view
+//
+// Rows returns the visible tasks of the selected workspace as row models,
+// newest created first with the id (descending) breaking ties. Each task's
+// row is derived once per accepted write. The order is re-sorted only when
+// membership, visibility or a creation time changed; any other write copies
+// the previous slice and patches the changed rows in. A render that follows
+// no write gets the cached slice back, so a 1,000-row switcher costs nothing
+// to re-render when idle. A returned slice is never mutated afterwards, so
+// a UI may keep and compare it.
+//
+// # Authoritative listings
+//
+// A boot or list response is the full set of a workspace's live tasks. A
+// Mark taken before the request is sent and Retain called after the last
+// page drops the tasks the listing no longer holds (deleted or archived while
+// the client was offline), except those a live event wrote after the Mark.
+package state

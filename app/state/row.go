@@ -1,0 +1,151 @@
+package state
+
+import "github.com/herd-dev/herd/shared"
+
+// Indicator is the one state icon a task row shows. RowOf picks it by a
+// fixed precedence: a pending permission, then a pending clarification, then
+// foreground activity (generating or background), then the primary
+// session's lifecycle state, and with no session a neutral dot.
+type Indicator string
+
+// Row state indicators. The values double as CSS class suffixes.
+const (
+	IndicatorPermission    Indicator = "permission"
+	IndicatorClarification Indicator = "clarification"
+	IndicatorGenerating    Indicator = "generating"
+	IndicatorBackground    Indicator = "background"
+	IndicatorCreated       Indicator = "created"
+	IndicatorStarting      Indicator = "starting"
+	IndicatorRunning       Indicator = "running"
+	IndicatorWaiting       Indicator = "waiting"
+	IndicatorCompleted     Indicator = "completed"
+	IndicatorIdle          Indicator = "idle"
+	IndicatorFailed        Indicator = "failed"
+	IndicatorCancelled     Indicator = "cancelled"
+	// IndicatorNoSession marks a task that has no session yet.
+	IndicatorNoSession Indicator = "no-session"
+	// IndicatorUnknown marks a task with a session whose summary has not
+	// arrived yet (a task.created event precedes its summary).
+	IndicatorUnknown Indicator = "unknown"
+)
+
+// Label returns the indicator's accessible name, a short phrase a person
+// understands without the icon's colour.
+func (i Indicator) Label() string {
+	switch i {
+	case IndicatorPermission:
+		return "Needs permission"
+	case IndicatorClarification:
+		return "Has a question"
+	case IndicatorGenerating:
+		return "Generating"
+	case IndicatorBackground:
+		return "Working in the background"
+	case IndicatorCreated:
+		return "Session created"
+	case IndicatorStarting:
+		return "Starting"
+	case IndicatorRunning:
+		return "Running"
+	case IndicatorWaiting:
+		return "Waiting for input"
+	case IndicatorCompleted:
+		return "Completed"
+	case IndicatorIdle:
+		return "Idle"
+	case IndicatorFailed:
+		return "Failed"
+	case IndicatorCancelled:
+		return "Cancelled"
+	case IndicatorNoSession:
+		return "No session"
+	default:
+		return "Status not loaded"
+	}
+}
+
+// lifecycleIndicators maps a primary session's state to its indicator.
+var lifecycleIndicators = map[shared.SessionState]Indicator{
+	shared.SessionCreated:         IndicatorCreated,
+	shared.SessionStarting:        IndicatorStarting,
+	shared.SessionRunning:         IndicatorRunning,
+	shared.SessionWaitingForInput: IndicatorWaiting,
+	shared.SessionCompleted:       IndicatorCompleted,
+	shared.SessionIdle:            IndicatorIdle,
+	shared.SessionFailed:          IndicatorFailed,
+	shared.SessionCancelled:       IndicatorCancelled,
+}
+
+// Row is everything a task switcher row shows. Desktop sidebar and phone
+// sheet render the same Row. It holds only comparable values, so two rows
+// compare with == and a UI can skip re-rendering an unchanged one.
+type Row struct {
+	TaskID    string
+	Title     string
+	Indicator Indicator
+	// ErrorPreview is the active error's preview; HasError is set even when
+	// the preview is empty.
+	HasError     bool
+	ErrorPreview string
+	// HasGit is set when the summary carries a git observation.
+	HasGit       bool
+	Additions    int
+	Deletions    int
+	ChangedFiles int
+	// HasPR is set when the summary carries pull request state.
+	HasPR    bool
+	PRState  shared.PullRequestState
+	PRNumber int
+	PRCount  int
+	// Queued is the number of prompts waiting for a running turn.
+	Queued int
+}
+
+// RowOf derives a task's row from the task and its status summary. When the
+// summary is present it is authoritative for every status field, including
+// the ones it omits; without one the row shows no decorations.
+func RowOf(t shared.Task) Row {
+	r := Row{TaskID: t.ID, Title: t.Title, Indicator: IndicatorNoSession}
+	sum := t.StatusSummary
+	if sum == nil {
+		if t.PrimarySessionID != "" {
+			r.Indicator = IndicatorUnknown
+		}
+		return r
+	}
+	r.Indicator = indicatorOf(sum)
+	if e := sum.ActiveError; e != nil {
+		r.HasError = true
+		r.ErrorPreview = e.Preview
+	}
+	if g := sum.Git; g != nil {
+		r.HasGit = true
+		r.Additions, r.Deletions, r.ChangedFiles = g.Additions, g.Deletions, g.ChangedFiles
+	}
+	if pr := sum.PullRequest; pr != nil {
+		r.HasPR = true
+		r.PRState, r.PRNumber, r.PRCount = pr.AggregateState, pr.Number, pr.Count
+	}
+	r.Queued = max(sum.QueuedPromptCount, 0)
+	return r
+}
+
+// indicatorOf applies the row precedence to a summary.
+func indicatorOf(sum *shared.TaskStatusSummary) Indicator {
+	switch {
+	case sum.PendingAction == shared.PendingPermission:
+		return IndicatorPermission
+	case sum.PendingAction == shared.PendingClarification:
+		return IndicatorClarification
+	case sum.ForegroundActivity == shared.ActivityGenerating:
+		return IndicatorGenerating
+	case sum.ForegroundActivity == shared.ActivityBackground:
+		return IndicatorBackground
+	case sum.PrimarySession == nil:
+		return IndicatorNoSession
+	}
+	if i, ok := lifecycleIndicators[sum.PrimarySession.State]; ok {
+		return i
+	}
+	return IndicatorUnknown
+}

@@ -1,0 +1,41 @@
+// Package ui is herd's browser interface, written with go-app v10 and
+// compiled to WebAssembly; the server renders the same components once
+// (without data) so the first paint needs no script.
+//
+// # Structure
+//
+// One root component, the shell, owns the page: the top bar with the
+// connection indicator, the task switcher (a left sidebar on desktop, a
+// sheet on phones), and the main pane (the selected task, or the new task
+// form when none is selected). The layout follows the viewport width:
+// desktopMinWidth and the media queries of web/static/app.css use the same
+// 768 px breakpoint. Task rows are the only child components, so that an
+// unchanged row is skipped cheaply on re-render; the sidebar and the sheet
+// render the very same row component from the same state.Row.
+//
+// # Data flow
+//
+// The shell owns a state.Store and, once mounted in the browser, a link:
+// the wsclient.Client and its callbacks. Every store write happens inside
+// ctx.Dispatch on the UI goroutine, in the order the writes were
+// dispatched; components only read the store while rendering.
+//
+//   - OnConnect (the link's boot): after every (re)connect it sends boot
+//     for the workspace of the previous boot, applies the first page of
+//     tasks, pages through the rest with task.list, then drops tasks the
+//     listing no longer has (state.Store.Retain). Boot also joins the
+//     workspace feed on the server, so there is no separate subscribe.
+//   - Notifications: task.created, task.updated, task.deleted and
+//     task.status_summary.updated become store writes.
+//   - The browser's online and visibilitychange events nudge the client
+//     to reconnect at once instead of waiting out its backoff.
+//
+// #app-root carries data-ready="true" once the first boot response has been
+// applied in the browser; the server's render never has it.
+//
+// # Goroutines
+//
+// The package starts none of its own. The wsclient.Client owns its
+// goroutines and the boot hook; creating a task runs its request in
+// ctx.Async. Results always come back through ctx.Dispatch.
+package ui

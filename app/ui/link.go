@@ -1,0 +1,209 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"net/url"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/herd-dev/herd/app/state"
+	"github.com/herd-dev/herd/app/wsclient"
+	"github.com/herd-dev/herd/shared"
+)
+
+// socketPath is where the server accepts WebSocket connections.
+const socketPath = "/ws"
+
+// link ties a mounted shell to the server through its one client. Its
+// callbacks run on the client's goroutines and reach the shell only through
+// ctx.Dispatch.
+type link struct {
+	// ui is the shell's context; every dispatch re-renders the shell.
+	ui     app.Context
+	shell  *shell
+	client *wsclient.Client
+	// workspaceID is the workspace of the last boot, asked for again on the
+	// next one. Only the OnConnect hook touches it, and the client never
+	// runs two hooks at once.
+	workspaceID string
+}
+
+// newLink builds the shell's client for the page's own origin. The caller
+// starts it.
+func newLink(ctx app.Context, s *shell) *link {
+	l := &link{ui: ctx, shell: s}
+	l.client = wsclient.New(wsclient.Options{
+		URL:            socketURL(app.Window().URL()),
+		OnConnect:      l.boot,
+		OnNotification: l.notify,
+		OnStatus:       l.status,
+	})
+	return l
+}
+
+// socketURL returns the WebSocket URL of the server that served page.
+func socketURL(page *url.URL) string {
+	scheme := "ws"
+	if page.Scheme == "https" {
+		scheme = "wss"
+	}
+	return (&url.URL{Scheme: scheme, Host: page.Host, Path: socketPath}).String()
+}
+
+// status shows the client's connection status.
+func (l *link) status(st wsclient.Status) {
+	c := state.Connecting
+	switch st {
+	case wsclient.StatusOnline:
+		c = state.Online
+	case wsclient.StatusOffline:
+		c = state.Offline
+	}
+	l.ui.Dispatch(func(app.Context) { l.shell.store.SetConnection(c) })
+}
+
+// apply makes store writes on the UI goroutine, in one update.
+func (l *link) apply(writes ...state.Write) {
+	l.ui.Dispatch(func(app.Context) {
+		for _, w := range writes {
+			l.shell.store.Apply(w)
+		}
+	})
+}
+
+// boot is the client's OnConnect hook, the one place that runs after every
+// (re)connect. It loads the workspace's tasks and, once the listing is
+// complete, drops the stored tasks it no longer holds. Boot joins the
+// workspace feed on the server, so events flow from the moment it is
+// answered; the dispatch queue keeps them in order with the listing.
+func (l *link) boot(ctx context.Context) {
+	// mark is written and read only on the UI goroutine: the first
+	// dispatch below sets it before any write of this boot, the last one
+	// reads it after all of them.
+	var mark state.Mark
+	l.ui.Dispatch(func(app.Context) { mark = l.shell.store.Mark() })
+
+	var resp shared.BootResponse
+	if err := l.client.Request(ctx, shared.ActionBoot, shared.BootRequest{WorkspaceID: l.workspaceID}, &resp); err != nil {
+		l.failed(err)
+		return
+	}
+	l.workspaceID = resp.WorkspaceID
+	listed := make(map[string]struct{}, len(resp.Tasks))
+	writes := taskWrites(resp.Tasks, listed)
+	l.ui.Dispatch(func(app.Context) {
+		s := l.shell
+		s.store.SetWorkspaces(resp.Workspaces)
+		s.store.SetAgentProfiles(resp.AgentProfiles)
+		s.store.SelectWorkspace(resp.WorkspaceID)
+		for _, w := range writes {
+			s.store.Apply(w)
+		}
+		s.bootErr = ""
+		s.ready = true
+	})
+
+	for cursor := resp.NextCursor; cursor != ""; {
+		var page shared.TaskListResponse
+		req := shared.TaskListRequest{WorkspaceID: resp.WorkspaceID, Cursor: cursor}
+		if err := l.client.Request(ctx, shared.ActionTaskList, req, &page); err != nil {
+			l.failed(err)
+			return
+		}
+		l.apply(taskWrites(page.Tasks, listed)...)
+		cursor = page.NextCursor
+	}
+
+	l.ui.Dispatch(func(app.Context) { l.shell.store.Retain(mark, listed) })
+}
+
+// taskWrites turns listed tasks into store writes and notes their ids.
+func taskWrites(tasks []shared.Task, listed map[string]struct{}) []state.Write {
+	writes := make([]state.Write, len(tasks))
+	for i, t := range tasks {
+		listed[t.ID] = struct{}{}
+		writes[i] = state.TaskWrite(t)
+	}
+	return writes
+}
+
+// failed shows why loading failed. A lost connection is not shown here:
+// the connection indicator says so, and the next connection boots again.
+func (l *link) failed(err error) {
+	if errors.Is(err, wsclient.ErrClosed) || errors.Is(err, wsclient.ErrNotConnected) ||
+		errors.Is(err, context.Canceled) {
+		return
+	}
+	msg := describe(err)
+	l.ui.Dispatch(func(app.Context) { l.shell.bootErr = msg })
+}
+
+// notify is the client's notification handler; it runs on the client's
+// reading goroutine, so it only decodes and dispatches. Notifications the
+// task switcher does not use are ignored.
+func (l *link) notify(env shared.Envelope) {
+	var w state.Write
+	switch env.Action {
+	case shared.NotifyTaskCreated, shared.NotifyTaskUpdated:
+		t, err := shared.DecodePayload[shared.TaskEvent](env.Payload)
+		if err != nil {
+			app.Logf("herd: dropping %s: %v", env.Action, err)
+			return
+		}
+		w = state.TaskWrite(t)
+	case shared.NotifyTaskDeleted:
+		t, err := shared.DecodePayload[shared.TaskEvent](env.Payload)
+		if err != nil {
+			app.Logf("herd: dropping %s: %v", env.Action, err)
+			return
+		}
+		w = state.DeleteWrite(t)
+	case shared.NotifyTaskStatusSummaryUpdated:
+		ev, err := shared.DecodePayload[shared.StatusSummaryEvent](env.Payload)
+		if err != nil {
+			app.Logf("herd: dropping %s: %v", env.Action, err)
+			return
+		}
+		w = state.SummaryWrite(ev.TaskID, ev.StatusSummary)
+	default:
+		return
+	}
+	l.apply(w)
+}
+
+// wakeListener calls nudge when the browser reports that the network is
+// back (window "online") or that the page became visible again (document
+// "visibilitychange"), the two moments when waiting out a reconnect backoff
+// would only keep the person looking at stale rows.
+type wakeListener struct {
+	online     app.Func
+	visibility app.Func
+}
+
+// listenForWake registers the listeners; release removes them.
+func listenForWake(nudge func()) *wakeListener {
+	w := &wakeListener{
+		online: app.FuncOf(func(app.Value, []app.Value) any {
+			nudge()
+			return nil
+		}),
+		visibility: app.FuncOf(func(app.Value, []app.Value) any {
+			if app.Window().Get("document").Get("visibilityState").String() == "visible" {
+				nudge()
+			}
+			return nil
+		}),
+	}
+	app.Window().Call("addEventListener", "online", w.online)
+	app.Window().Get("document").Call("addEventListener", "visibilitychange", w.visibility)
+	return w
+}
+
+// release removes the listeners and frees their functions.
+func (w *wakeListener) release() {
+	app.Window().Call("removeEventListener", "online", w.online)
+	app.Window().Get("document").Call("removeEventListener", "visibilitychange", w.visibility)
+	w.online.Release()
+	w.visibility.Release()
+}

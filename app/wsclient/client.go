@@ -1,0 +1,299 @@
+package wsclient
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	DefaultRequestTimeout = 10 * time.Second
+	DefaultDialTimeout    = 10 * time.Second
+	DefaultMinBackoff     = 250 * time.Millisecond
+	DefaultMaxBackoff     = 10 * time.Second
+	// DefaultReadLimit admits the largest response the client expects: a
+	// task.list page of 10,000 tasks with their summaries.
+	DefaultReadLimit = 64 << 20
+)
+
+// Status is the state of the client's connection.
+type Status int
+
+// Connection statuses, reported through Options.OnStatus.
+const (
+	// StatusConnecting: a dial is in progress.
+	StatusConnecting Status = iota
+	// StatusOnline: a connection is open and requests can be sent.
+	StatusOnline
+	// StatusOffline: the last dial failed or the connection dropped; the
+	// client is waiting to dial again.
+	StatusOffline
+)
+
+// String returns connecting, online or offline.
+func (s Status) String() string {
+	switch s {
+	case StatusOnline:
+		return "online"
+	case StatusOffline:
+		return "offline"
+	default:
+		return "connecting"
+	}
+}
+
+// Options configures a Client. Only URL is required.
+type Options struct {
+	// URL is the server's WebSocket endpoint, such as ws://host/ws.
+	URL string
+	// DialOptions are passed to websocket.Dial; in the browser only
+	// Subprotocols exist (cookies carry the credentials).
+	DialOptions *websocket.DialOptions
+	// OnConnect runs after every successful dial, on its own goroutine,
+	// with a context that ends when that connection ends. It is where the
+	// application boots and subscribes again. It must return once its
+	// context is done; the client does not dial again before it returns.
+	OnConnect func(ctx context.Context)
+	// OnNotification receives every notification envelope, in arrival
+	// order, on the reading goroutine. It must return quickly.
+	OnNotification func(shared.Envelope)
+	// OnStatus receives every status change on the client's goroutine. It
+	// must return quickly and must not call Close.
+	OnStatus func(Status)
+	// RequestTimeout bounds each request; zero means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// DialTimeout bounds each dial; zero means DefaultDialTimeout.
+	DialTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the wait between dials; zero means
+	// DefaultMinBackoff and DefaultMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+	// ReadLimit is the largest frame accepted from the server; zero means
+	// DefaultReadLimit.
+	ReadLimit int64
+}
+
+// withDefaults returns o with its zero fields set to the defaults.
+func (o Options) withDefaults() Options {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&o.RequestTimeout, DefaultRequestTimeout)
+	set(&o.DialTimeout, DefaultDialTimeout)
+	set(&o.MinBackoff, DefaultMinBackoff)
+	set(&o.MaxBackoff, DefaultMaxBackoff)
+	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = DefaultReadLimit
+	}
+	return o
+}
+
+// Client is a reconnecting WebSocket client speaking the herd protocol. Its
+// methods are safe for concurrent use.
+type Client struct {
+	opts Options
+	// ctx ends when Close is called.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// nudge holds at most one pending request to end the backoff early.
+	nudge  chan struct{}
+	nextID atomic.Uint64
+	wg     sync.WaitGroup
+	start  sync.Once
+	stop   sync.Once
+
+	mu     sync.Mutex
+	cur    *conn // guarded by mu; nil while not connected
+	closed bool  // guarded by mu; set by Close
+}
+
+// New returns a client for opts. It does not connect until Start, so the
+// caller can keep the client where its callbacks will look for it first.
+func New(opts Options) *Client {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Client{
+		opts:   opts.withDefaults(),
+		ctx:    ctx,
+		cancel: cancel,
+		nudge:  make(chan struct{}, 1),
+	}
+}
+
+// Start begins connecting in the background and keeps reconnecting until
+// Close. Calls after the first, or after Close, do nothing.
+func (c *Client) Start() {
+	c.start.Do(func() {
+		// Under mu, so Close either sees the goroutine counted or stops it
+		// from starting.
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.closed {
+			c.wg.Go(c.run)
+		}
+	})
+}
+
+// Nudge ends the current wait between dials so the client dials again at
+// once. A nudge during a dial skips the wait after it, should the dial
+// fail; a nudge while a connection is open is forgotten when it ends.
+func (c *Client) Nudge() {
+	select {
+	case c.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// Close closes the connection with a normal closure, rejects the requests
+// still waiting, stops reconnecting and waits for the client's goroutines
+// (including a running OnConnect hook) to end. No callback runs after Close
+// returns. Close must not be called from a callback.
+func (c *Client) Close() {
+	c.stop.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		cur := c.cur
+		c.mu.Unlock()
+
+		c.cancel()
+		if cur != nil {
+			_ = cur.ws.Close(websocket.StatusNormalClosure, "client closed")
+		}
+		c.wg.Wait()
+	})
+}
+
+// run dials, serves and backs off until Close.
+func (c *Client) run() {
+	for attempt := 0; ; attempt++ {
+		c.report(StatusConnecting)
+		if ws, err := c.dial(); err == nil {
+			attempt = 0
+			c.serve(ws)
+		}
+		if c.ctx.Err() != nil {
+			return
+		}
+		c.report(StatusOffline)
+		if !c.wait(backoff(attempt, c.opts.MinBackoff, c.opts.MaxBackoff)) {
+			return
+		}
+	}
+}
+
+// dial opens one connection.
+func (c *Client) dial() (*websocket.Conn, error) {
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.DialTimeout)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, c.opts.URL, c.opts.DialOptions)
+	if err != nil {
+		return nil, err
+	}
+	ws.SetReadLimit(c.opts.ReadLimit)
+	return ws, nil
+}
+
+// serve makes ws the current connection, runs the OnConnect hook beside it
+// and reads until the connection fails; then it rejects the waiting
+// requests and waits for the hook to return.
+func (c *Client) serve(ws *websocket.Conn) {
+	cn := newConn(ws)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		_ = ws.Close(websocket.StatusNormalClosure, "client closed")
+		return
+	}
+	c.cur = cn
+	c.mu.Unlock()
+	c.report(StatusOnline)
+
+	hookCtx, endHook := context.WithCancel(c.ctx)
+	var hook sync.WaitGroup
+	if c.opts.OnConnect != nil {
+		hook.Go(func() { c.opts.OnConnect(hookCtx) })
+	}
+
+	c.read(cn)
+
+	c.mu.Lock()
+	c.cur = nil
+	c.mu.Unlock()
+	cn.fail()
+	endHook()
+	_ = ws.CloseNow()
+	hook.Wait()
+	// A nudge that came while the connection was open is stale.
+	select {
+	case <-c.nudge:
+	default:
+	}
+}
+
+// read delivers frames until the connection fails. Frames that are not
+// envelopes are dropped: the protocol has nothing to say about them.
+func (c *Client) read(cn *conn) {
+	for {
+		_, data, err := cn.ws.Read(context.Background())
+		if err != nil {
+			return
+		}
+		var env shared.Envelope
+		if json.Unmarshal(data, &env) != nil {
+			continue
+		}
+		switch env.Type {
+		case shared.TypeResponse, shared.TypeError:
+			cn.deliver(env)
+		case shared.TypeNotification:
+			if c.opts.OnNotification != nil {
+				c.opts.OnNotification(env)
+			}
+		}
+	}
+}
+
+// wait sleeps for d, or less when nudged; it returns false when the client
+// is closing.
+func (c *Client) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.nudge:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// report tells OnStatus about a status change.
+func (c *Client) report(s Status) {
+	if c.opts.OnStatus != nil {
+		c.opts.OnStatus(s)
+	}
+}
+
+// backoff returns the wait before dial attempt+1: lo doubled per attempt,
+// capped at hi, with "equal jitter" (a random point in the upper half) so
+// that many clients dropped together do not return together.
+func backoff(attempt int, lo, hi time.Duration) time.Duration {
+	d := hi
+	if attempt < 32 {
+		if v := lo << attempt; v > 0 && v < hi {
+			d = v
+		}
+	}
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
