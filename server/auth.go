@@ -47,16 +47,31 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// redirectToLogin sends a browser opening an app page without the token to
-// the login page. Static assets stay public: they hold no data.
+// redirectToLogin guards the web app's pages, which the server renders
+// with data: without the token, a page request is sent to the login page.
+// The app's static files (publicAsset) stay open; they hold no data, and
+// browsers fetch the manifest and its icons without credentials.
 func (s *Server) redirectToLogin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") && !s.authorized(r) {
+		if s.authorized(r) || publicAsset(r.URL.Path) {
+			return next(c)
+		}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			return c.Redirect(http.StatusSeeOther, "/login")
 		}
-		return next(c)
+		return c.JSON(http.StatusUnauthorized, shared.Errorf(shared.CodeUnauthorized, "log in at /login first"))
 	}
+}
+
+// publicAsset reports whether a path is one of the web app's static files.
+func publicAsset(path string) bool {
+	switch path {
+	case "/app.js", "/app.css", "/wasm_exec.js", "/app-worker.js", "/manifest.webmanifest",
+		"/manifest.json", "/goapp.js", "/goapp.wasm", "/app.wasm":
+		return true
+	}
+	return strings.HasPrefix(path, "/web/")
 }
 
 // loginAttempts limits failed logins to slow down token guessing.

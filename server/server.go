@@ -18,6 +18,7 @@ import (
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/gateway"
 	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/shared"
 )
 
 // Options are the parts of a Server that are not configuration.
@@ -202,4 +203,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// BootSnapshot loads the web app's first screen (the oldest workspace and
+// its first page of tasks) for rendering it on the server.
+func (s *Server) BootSnapshot(ctx context.Context) (shared.BootResponse, error) {
+	gw := s.gateway.Load()
+	if gw == nil || !s.ready.Load() {
+		return shared.BootResponse{}, shared.Errorf(shared.CodeUnavailable, "server is starting")
+	}
+	return gw.Boot(ctx, "", nil)
 }

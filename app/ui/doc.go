@@ -1,6 +1,7 @@
 // Package ui is herd's browser interface, written with go-app v10 and
-// compiled to WebAssembly; the server renders the same components once
-// (without data) so the first paint needs no script.
+// compiled to WebAssembly. The server renders the same components once per
+// page request, with the first screen's data (Routes' SnapshotFunc), so the
+// task rows are in the first paint, before any script runs.
 //
 // # Structure
 //
@@ -12,6 +13,17 @@
 // 768 px breakpoint. Task rows are the only child components, so that an
 // unchanged row is skipped cheaply on re-render; the sidebar and the sheet
 // render the very same row component from the same state.Row.
+//
+// # First screen
+//
+// On the server, OnPreRender loads the snapshot (what boot would answer)
+// into the store, so the page arrives with its rows, and embeds the same
+// data as HTML-escaped text in #herd-boot. In the browser, OnInit reads
+// that element before go-app replaces the server's markup and starts the
+// store from it, so the client's first render shows the same rows; the
+// live boot then reconciles. go-app writes attribute values with Go string
+// quoting rather than HTML escaping, so user text (titles, descriptions)
+// must only ever be rendered as text, never in an attribute.
 //
 // # Data flow
 //

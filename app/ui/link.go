@@ -32,7 +32,7 @@ type link struct {
 // newLink builds the shell's client for the page's own origin. The caller
 // starts it.
 func newLink(ctx app.Context, s *shell) *link {
-	l := &link{ui: ctx, shell: s}
+	l := &link{ui: ctx, shell: s, workspaceID: s.bootWorkspaceID}
 	l.client = wsclient.New(wsclient.Options{
 		URL:            socketURL(app.Window().URL()),
 		OnConnect:      l.boot,
@@ -94,12 +94,7 @@ func (l *link) boot(ctx context.Context) {
 	writes := taskWrites(resp.Tasks, listed)
 	l.ui.Dispatch(func(app.Context) {
 		s := l.shell
-		s.store.SetWorkspaces(resp.Workspaces)
-		s.store.SetAgentProfiles(resp.AgentProfiles)
-		s.store.SelectWorkspace(resp.WorkspaceID)
-		for _, w := range writes {
-			s.store.Apply(w)
-		}
+		s.applyBoot(resp, writes)
 		s.bootErr = ""
 		s.ready = true
 	})

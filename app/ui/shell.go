@@ -22,10 +22,12 @@ const (
 )
 
 // Routes registers the UI's pages with go-app. The wasm main calls it
-// before app.RunWhenOnBrowser and the server before serving pages: a path
-// that is not registered on the server answers 404.
-func Routes() {
-	app.Route("/", func() app.Composer { return &shell{} })
+// before app.RunWhenOnBrowser, with a nil snapshot; the server calls it
+// before serving pages (a path that is not registered on the server
+// answers 404), with a snapshot that lets it render the first screen with
+// data.
+func Routes(snapshot SnapshotFunc) {
+	app.Route("/", func() app.Composer { return &shell{snapshot: snapshot} })
 }
 
 // shell is the root component; see the package documentation.
@@ -33,6 +35,13 @@ type shell struct {
 	app.Compo
 
 	store *state.Store
+	// snapshot loads the first screen on the server; nil in the browser.
+	snapshot SnapshotFunc
+	// snapshotJSON is the server-rendered snapshot embedded in the page.
+	snapshotJSON string
+	// bootWorkspaceID is the workspace of the embedded snapshot; the first
+	// live boot asks for it again.
+	bootWorkspaceID string
 	// link and wake exist only while mounted in the browser.
 	link *link
 	wake *wakeListener
@@ -47,9 +56,13 @@ type shell struct {
 	draft      draft
 }
 
-// OnInit creates the store; it runs on the server and in the browser.
+// OnInit creates the store; it runs on the server and in the browser,
+// where it starts from the snapshot the server rendered into the page.
 func (s *shell) OnInit() {
 	s.store = state.New()
+	if app.IsClient {
+		s.hydrate()
+	}
 }
 
 // OnMount runs only in the browser: it picks the layout and connects.
@@ -108,6 +121,7 @@ func (s *shell) Render() app.UI {
 		}),
 		main.Body(s.renderMain()),
 		app.If(s.phone, s.renderSheet),
+		s.renderSnapshot(),
 	)
 }
 

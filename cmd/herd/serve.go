@@ -19,6 +19,7 @@ import (
 	"github.com/herd-dev/herd/app/ui"
 	"github.com/herd-dev/herd/server"
 	"github.com/herd-dev/herd/server/webui"
+	"github.com/herd-dev/herd/shared"
 	"github.com/herd-dev/herd/web"
 )
 
@@ -32,13 +33,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The web app renders its first screen from the server it is served by.
+	var srv *server.Server
 	var uiHandler http.Handler
 	if !cfg.NoUI {
-		if uiHandler, err = newUI(); err != nil {
+		if uiHandler, err = newUI(web.Static, func(ctx context.Context) (shared.BootResponse, error) {
+			return srv.BootSnapshot(ctx)
+		}); err != nil {
 			return err
 		}
 	}
-	srv, err := server.New(cfg, server.Options{Version: version, UI: uiHandler, Logger: log})
+	srv, err = server.New(cfg, server.Options{Version: version, UI: uiHandler, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -120,11 +125,11 @@ func newLogger(w io.Writer, o logOptions) (*slog.Logger, error) {
 // newUI builds the web app handler. Its version is tied to the build and
 // to the exact app.wasm embedded, so an installed app updates exactly when
 // the app changes.
-func newUI() (http.Handler, error) {
+func newUI(static fs.FS, snapshot ui.SnapshotFunc) (http.Handler, error) {
 	return webui.New(webui.Options{
-		Version: version + "-" + wasmDigest(web.Static),
-		Static:  web.Static,
-		Routes:  ui.Routes,
+		Version: version + "-" + wasmDigest(static),
+		Static:  static,
+		Routes:  func() { ui.Routes(snapshot) },
 	})
 }
 

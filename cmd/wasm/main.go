@@ -10,6 +10,6 @@ import (
 )
 
 func main() {
-	ui.Routes()
+	ui.Routes(nil)
 	app.RunWhenOnBrowser()
 }

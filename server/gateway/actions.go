@@ -25,9 +25,18 @@ func (g *Gateway) ping(context.Context, *conn, shared.Empty) (any, error) {
 // selected workspace's feed before reading its tasks, so no task event
 // committed after the read can be missed.
 func (g *Gateway) boot(ctx context.Context, c *conn, req shared.BootRequest) (any, error) {
+	return g.Boot(ctx, req.WorkspaceID, c.join)
+}
+
+// Boot loads the first screen: the workspace named by workspaceID (empty
+// selects the oldest), its first page of tasks with their summaries, and
+// the agent profiles. join, when not nil, runs with the selected workspace
+// before its tasks are read. The server also uses Boot to render the web
+// app's first screen with data.
+func (g *Gateway) Boot(ctx context.Context, workspaceID string, join func(workspaceID string) error) (shared.BootResponse, error) {
 	workspaces, err := g.cfg.Store.ListWorkspaces(ctx)
 	if err != nil {
-		return nil, err
+		return shared.BootResponse{}, err
 	}
 	resp := shared.BootResponse{
 		Server: shared.ServerInfo{
@@ -39,26 +48,28 @@ func (g *Gateway) boot(ctx context.Context, c *conn, req shared.BootRequest) (an
 		Tasks:      []shared.Task{},
 	}
 	switch {
-	case req.WorkspaceID != "":
-		if !containsWorkspace(workspaces, req.WorkspaceID) {
-			return nil, shared.Errorf(shared.CodeNotFound, "workspace %q not found", req.WorkspaceID)
+	case workspaceID != "":
+		if !containsWorkspace(workspaces, workspaceID) {
+			return shared.BootResponse{}, shared.Errorf(shared.CodeNotFound, "workspace %q not found", workspaceID)
 		}
-		resp.WorkspaceID = req.WorkspaceID
+		resp.WorkspaceID = workspaceID
 	case len(workspaces) > 0:
 		resp.WorkspaceID = workspaces[0].ID
 	}
 	if resp.WorkspaceID != "" {
-		if err := c.join(resp.WorkspaceID); err != nil {
-			return nil, err
+		if join != nil {
+			if err := join(resp.WorkspaceID); err != nil {
+				return shared.BootResponse{}, err
+			}
 		}
 		page, err := g.cfg.Store.ListTasks(ctx, shared.TaskListRequest{WorkspaceID: resp.WorkspaceID})
 		if err != nil {
-			return nil, err
+			return shared.BootResponse{}, err
 		}
 		resp.Tasks, resp.NextCursor = page.Tasks, page.NextCursor
 	}
 	if resp.AgentProfiles, err = g.cfg.Profiles.ListProfiles(ctx); err != nil {
-		return nil, err
+		return shared.BootResponse{}, err
 	}
 	return resp, nil
 }

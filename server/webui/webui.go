@@ -74,6 +74,10 @@ func New(opts Options) (http.Handler, error) {
 	}
 
 	opts.Routes()
+	worker, err := serviceWorkerTemplate()
+	if err != nil {
+		return nil, err
+	}
 	h := &app.Handler{
 		Name:            name,
 		ShortName:       name,
@@ -94,6 +98,8 @@ func New(opts Options) (http.Handler, error) {
 		RawHeaders:         []string{`<meta name="color-scheme" content="light dark">`},
 		Version:            opts.Version,
 		Resources:          staticResolver{fsys: opts.Static},
+		// Pages carry live data; see worker.go.
+		ServiceWorkerTemplate: worker,
 	}
 	if wasm != nil {
 		h.WasmContentLength = strconv.FormatInt(wasm.rawSize, 10)

@@ -151,6 +151,17 @@ func TestServiceWorkerIsServedForTheFixedVersion(t *testing.T) {
 	assert.NotContains(t, js, "githubusercontent")
 }
 
+// Pages carry live rows, so the worker asks the network first for them and
+// falls back to the cache only offline; static files stay cache-first.
+func TestServiceWorkerFetchesPagesNetworkFirst(t *testing.T) {
+	h := newHandler(t, staticFS(t, true))
+	js := string(body(t, get(h, http.MethodGet, "/app-worker.js", nil)))
+	assert.Contains(t, js, `event.request.mode === "navigate"`)
+	assert.Contains(t, js, "respondWith(fetchPage(event.request))")
+	assert.Contains(t, js, "respondWith(fetchWithCache(event.request))")
+	assert.NotContains(t, js, cacheFirstFetch)
+}
+
 func TestLoaderKnowsTheRawWasmSize(t *testing.T) {
 	h := newHandler(t, staticFS(t, true))
 	js := string(body(t, get(h, http.MethodGet, "/app.js", nil)))
