@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server"
-	"github.com/herd-dev/herd/shared"
 	"github.com/herd-dev/herd/web"
 )
 
@@ -106,24 +105,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startUIServer runs a server with the web app and the demo workspace.
+// startUIServer runs the composed server with a freshly built web app.
 func startUIServer(tb testing.TB) *server.Server {
 	tb.Helper()
-	var srv *server.Server
-	h, err := newUI(testStatic(tb), func(ctx context.Context) (shared.BootResponse, error) {
-		return srv.BootSnapshot(ctx)
-	})
-	require.NoError(tb, err)
-	srv, err = server.New(server.Config{Addr: "127.0.0.1:0", DataDir: tb.TempDir(), Demo: true},
-		server.Options{Version: "e2e", UI: h})
-	require.NoError(tb, err)
-	require.NoError(tb, srv.Start(context.Background()))
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(tb, srv.Shutdown(ctx))
-	})
-	return srv
+	return startServer(tb, testStatic(tb), "")
 }
 
 // newBrowser starts headless Chromium with a fresh profile and returns a

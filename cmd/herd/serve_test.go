@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"io/fs"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,12 +16,12 @@ import (
 	"github.com/herd-dev/herd/web"
 )
 
-// startServer runs the composed server (web app included) on a loopback
-// port with the demo workspace.
-func startServer(tb testing.TB, token string) *server.Server {
+// startServer runs the composed server, with the web app served from
+// static, on a loopback port with the demo workspace.
+func startServer(tb testing.TB, static fs.FS, token string) *server.Server {
 	tb.Helper()
 	var srv *server.Server
-	h, err := newUI(web.Static, func(ctx context.Context) (shared.BootResponse, error) {
+	h, err := newUI(static, func(ctx context.Context) (shared.BootResponse, error) {
 		return srv.BootSnapshot(ctx)
 	})
 	require.NoError(tb, err)
@@ -53,7 +54,7 @@ func getPage(tb testing.TB, url string, header http.Header) (int, string) {
 // The server renders the first screen with its task rows and the snapshot
 // the browser starts from, escaping whatever a task title holds.
 func TestPageArrivesWithTaskRows(t *testing.T) {
-	srv := startServer(t, "")
+	srv := startServer(t, web.Static, "")
 	boot, err := srv.BootSnapshot(t.Context())
 	require.NoError(t, err)
 	hostile := `"><script>alert(1)</script>`
@@ -72,7 +73,7 @@ func TestPageArrivesWithTaskRows(t *testing.T) {
 // With a token, a page is never rendered for a request without it,
 // whatever the request accepts; the app's static files stay public.
 func TestPagesRequireTheToken(t *testing.T) {
-	srv := startServer(t, "s3cret")
+	srv := startServer(t, web.Static, "s3cret")
 	base := "http://" + srv.Addr()
 	for _, accept := range []string{"", "text/html", "*/*"} {
 		status, page := getPage(t, base+"/", http.Header{"Accept": {accept}})
