@@ -49,6 +49,19 @@
 // PostgreSQL tasks.id uses the C collation so that id order is byte order on
 // both dialects.
 //
+// # Sessions and messages
+//
+// A session's state changes only through Transition, a compare-and-set in
+// one UPDATE, so of two racing transitions one wins. Messages take
+// consecutive seqs from a counter on the session row, allocated in the
+// insert's transaction. A user message is stored under its
+// client_message_id, unique across all tasks: a retry in the same task finds
+// the stored message, a reuse elsewhere collides. Its dispatch_state
+// (pending, claimed under a token, sent) lets exactly one dispatcher claim
+// it and only that claim mark it sent. While a message streams, its text
+// grows by segment rows (message_segments) rather than by rewriting the
+// content, and FinishMessage folds the segments into the content once.
+//
 // # Times
 //
 // Every time is written in UTC, truncated to microseconds, the precision both

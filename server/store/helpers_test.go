@@ -198,19 +198,14 @@ func mustTask(tb testing.TB, s *Store, in shared.TaskCreateRequest) shared.Task 
 	return task
 }
 
-// mustSession inserts a session of taskID directly; sessions have no store
-// API yet.
+// mustSession creates a session of taskID and returns its id.
 func mustSession(tb testing.TB, s *Store, taskID string) string {
 	tb.Helper()
-	id := newID()
-	t := now()
-	err := s.write.Exec(
-		"INSERT INTO sessions (id, task_id, agent_profile_id, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-		id, taskID, "mock", string(shared.SessionWaitingForInput), t, t).Error
+	session, err := s.CreateSession(context.Background(), taskID, "mock")
 	if err != nil {
-		tb.Fatalf("insert session: %v", err)
+		tb.Fatalf("create session: %v", err)
 	}
-	return id
+	return session.ID
 }
 
 // seedTasks inserts n tasks of workspaceID, each with one repository and a

@@ -1,0 +1,294 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// Dispatch states of a user message (messages.dispatch_state); other
+// messages have none.
+const (
+	dispatchPending = "pending"
+	dispatchClaimed = "claimed"
+	dispatchSent    = "sent"
+)
+
+// Message list bounds.
+const (
+	defaultMessagePage = 100
+	maxMessagePage     = 500
+)
+
+// NewMessage is a transcript entry to append to a session.
+type NewMessage struct {
+	SessionID string
+	Type      shared.MessageType
+	Content   string
+	Status    shared.MessageState
+	// PendingID names the permission or clarification request; optional.
+	PendingID string
+	// Metadata holds type-specific fields; optional.
+	Metadata map[string]any
+}
+
+// AppendMessage appends a message to a session's transcript with the
+// session's next seq.
+func (s *Store) AppendMessage(ctx context.Context, in NewMessage) (shared.Message, error) {
+	meta := "{}"
+	if len(in.Metadata) > 0 {
+		b, err := json.Marshal(in.Metadata)
+		if err != nil {
+			return shared.Message{}, fmt.Errorf("encode message metadata: %w", err)
+		}
+		meta = string(b)
+	}
+	row := messageRow{
+		ID: newID(), SessionID: in.SessionID, Type: string(in.Type), Content: in.Content,
+		Status: string(in.Status), PendingID: optional(in.PendingID), Metadata: meta,
+	}
+	if err := s.insertMessage(ctx, &row); err != nil {
+		return shared.Message{}, err
+	}
+	return row.toMessage()
+}
+
+// AddUserMessage stores a prompt under its client_message_id, which the
+// first accepted request owns. created is false when the id was already
+// stored in the same task: the existing message is returned unchanged. An
+// id owned by another task is a conflict. The message starts pending
+// dispatch (see ClaimDispatch).
+func (s *Store) AddUserMessage(ctx context.Context, sessionID, clientMessageID, content string) (msg shared.Message, created bool, err error) {
+	if clientMessageID == "" {
+		return shared.Message{}, false, shared.Errorf(shared.CodeBadRequest, "client_message_id is required")
+	}
+	row := messageRow{
+		ID: newID(), SessionID: sessionID, Type: string(shared.MessageUser), Content: content,
+		Status: string(shared.MessagePending), ClientMessageID: &clientMessageID, Metadata: "{}",
+		DispatchState: dispatchPending,
+	}
+	err = s.insertMessage(ctx, &row)
+	if err == nil {
+		msg, err = row.toMessage()
+		return msg, true, err
+	}
+	if !isUniqueViolation(err) {
+		return shared.Message{}, false, err
+	}
+	var existing messageRow
+	if err := s.write.WithContext(ctx).Where("client_message_id = ?", clientMessageID).Take(&existing).Error; err != nil {
+		return shared.Message{}, false, fmt.Errorf("load message %q: %w", clientMessageID, err)
+	}
+	session, err := s.GetSession(ctx, sessionID)
+	if err != nil {
+		return shared.Message{}, false, err
+	}
+	if existing.TaskID != session.TaskID {
+		return shared.Message{}, false, shared.Errorf(shared.CodeConflict, "client_message_id %q belongs to another task; use a fresh id", clientMessageID)
+	}
+	msg, err = s.loadMessage(ctx, s.write, existing)
+	return msg, false, err
+}
+
+// insertMessage gives row the session's next seq and inserts it, in one
+// transaction; the seq counter lives on the session row, so appends to one
+// session are serialised by that row.
+func (s *Store) insertMessage(ctx context.Context, row *messageRow) error {
+	created := now()
+	row.CreatedAt, row.UpdatedAt = created, created
+	return s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var session sessionRow
+		err := tx.Raw(`UPDATE sessions SET next_message_seq = next_message_seq + 1
+			WHERE id = ? RETURNING task_id, next_message_seq`, row.SessionID).Scan(&session).Error
+		if err != nil {
+			return fmt.Errorf("allocate message seq: %w", err)
+		}
+		if session.TaskID == "" {
+			return sessionNotFound(row.SessionID)
+		}
+		row.TaskID, row.Seq = session.TaskID, session.NextMessageSeq-1
+		if err := tx.Create(row).Error; err != nil {
+			return fmt.Errorf("insert message: %w", err)
+		}
+		return nil
+	})
+}
+
+// AppendText adds text to a streaming message. Only the new bytes are
+// written (a segment row), never the whole content, so a long stream costs
+// O(n) bytes in all.
+func (s *Store) AppendText(ctx context.Context, messageID, text string) error {
+	if text == "" {
+		return nil
+	}
+	return s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Exec(`INSERT INTO message_segments (message_id, position, text)
+			SELECT ?, COALESCE(MAX(position), 0) + 1, ? FROM message_segments WHERE message_id = ?`,
+			messageID, text, messageID).Error
+		if isForeignKeyViolation(err) {
+			return shared.Errorf(shared.CodeNotFound, "message %q not found", messageID)
+		}
+		if err != nil {
+			return fmt.Errorf("append to message %s: %w", messageID, err)
+		}
+		return tx.Model(&messageRow{}).Where("id = ?", messageID).UpdateColumn("updated_at", now()).Error
+	})
+}
+
+// FinishMessage folds a message's appended text into its content and sets
+// its final status, in one transaction.
+func (s *Store) FinishMessage(ctx context.Context, messageID string, status shared.MessageState) (shared.Message, error) {
+	var out shared.Message
+	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row messageRow
+		err := tx.Where("id = ?", messageID).Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return shared.Errorf(shared.CodeNotFound, "message %q not found", messageID)
+		}
+		if err != nil {
+			return fmt.Errorf("load message %s: %w", messageID, err)
+		}
+		if out, err = s.loadMessage(ctx, tx, row); err != nil {
+			return err
+		}
+		out.Status, out.UpdatedAt = status, now()
+		err = tx.Model(&messageRow{}).Where("id = ?", messageID).Updates(map[string]any{
+			"content": out.Content, "status": string(status), "updated_at": out.UpdatedAt,
+		}).Error
+		if err != nil {
+			return fmt.Errorf("finish message %s: %w", messageID, err)
+		}
+		return tx.Where("message_id = ?", messageID).Delete(&segmentRow{}).Error
+	})
+	return out, err
+}
+
+// GetMessage returns one message of a session with its full content.
+func (s *Store) GetMessage(ctx context.Context, sessionID, messageID string) (shared.Message, error) {
+	var row messageRow
+	err := s.read.WithContext(ctx).Where("id = ? AND session_id = ?", messageID, sessionID).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return shared.Message{}, shared.Errorf(shared.CodeNotFound, "message %q not found in session %q", messageID, sessionID)
+	}
+	if err != nil {
+		return shared.Message{}, fmt.Errorf("load message %s: %w", messageID, err)
+	}
+	return s.loadMessage(ctx, s.read, row)
+}
+
+// ListMessages returns the newest limit messages of a session with seq
+// below beforeSeq (all when zero), in ascending seq order, and whether
+// older ones exist. It takes two queries whatever the page size.
+func (s *Store) ListMessages(ctx context.Context, sessionID string, beforeSeq int64, limit int) ([]shared.Message, bool, error) {
+	switch {
+	case limit < 0 || limit > maxMessagePage:
+		return nil, false, shared.Errorf(shared.CodeBadRequest, "limit must be between 1 and %d (0 means %d)", maxMessagePage, defaultMessagePage)
+	case limit == 0:
+		limit = defaultMessagePage
+	}
+	q := s.read.WithContext(ctx).Where("session_id = ?", sessionID)
+	if beforeSeq > 0 {
+		q = q.Where("seq < ?", beforeSeq)
+	}
+	var rows []messageRow
+	if err := q.Order("seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
+		return nil, false, fmt.Errorf("list messages of session %s: %w", sessionID, err)
+	}
+	hasMore := len(rows) > limit
+	if hasMore {
+		rows = rows[:limit]
+	}
+	appended, err := s.segmentsOf(ctx, s.read, rows)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]shared.Message, len(rows))
+	for i, r := range rows {
+		m, err := r.toMessage()
+		if err != nil {
+			return nil, false, err
+		}
+		m.Content += appended[r.ID]
+		out[len(rows)-1-i] = m
+	}
+	return out, hasMore, nil
+}
+
+// loadMessage converts a row, adding its appended text.
+func (s *Store) loadMessage(ctx context.Context, db *gorm.DB, row messageRow) (shared.Message, error) {
+	appended, err := s.segmentsOf(ctx, db, []messageRow{row})
+	if err != nil {
+		return shared.Message{}, err
+	}
+	m, err := row.toMessage()
+	m.Content += appended[row.ID]
+	return m, err
+}
+
+// segmentsOf returns the appended text of each streaming message among
+// rows, in one query.
+func (s *Store) segmentsOf(ctx context.Context, db *gorm.DB, rows []messageRow) (map[string]string, error) {
+	var ids []string
+	for _, r := range rows {
+		if r.Status == string(shared.MessageStreaming) {
+			ids = append(ids, r.ID)
+		}
+	}
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var segs []segmentRow
+	err := db.WithContext(ctx).Where("message_id IN ?", ids).Order("message_id, position").Find(&segs).Error
+	if err != nil {
+		return nil, fmt.Errorf("load message segments: %w", err)
+	}
+	parts := make(map[string]*strings.Builder, len(ids))
+	for _, sg := range segs {
+		b := parts[sg.MessageID]
+		if b == nil {
+			b = &strings.Builder{}
+			parts[sg.MessageID] = b
+		}
+		b.WriteString(sg.Text)
+	}
+	for id, b := range parts {
+		out[id] = b.String()
+	}
+	return out, nil
+}
+
+// ClaimDispatch claims a pending user message for dispatch under token.
+// Only one claimer wins; claimed is false for everyone else, so a prompt is
+// handed to an agent at most once per claim.
+func (s *Store) ClaimDispatch(ctx context.Context, messageID, token string) (claimed bool, err error) {
+	res := s.write.WithContext(ctx).Model(&messageRow{}).
+		Where("id = ? AND dispatch_state = ?", messageID, dispatchPending).
+		Updates(map[string]any{"dispatch_state": dispatchClaimed, "claim_token": token, "updated_at": now()})
+	if res.Error != nil {
+		return false, fmt.Errorf("claim message %s: %w", messageID, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// MarkSent records that the agent accepted a claimed message, completing
+// it. Only the holder of the claim token can do so.
+func (s *Store) MarkSent(ctx context.Context, messageID, token string) error {
+	at := now()
+	res := s.write.WithContext(ctx).Model(&messageRow{}).
+		Where("id = ? AND dispatch_state = ? AND claim_token = ?", messageID, dispatchClaimed, token).
+		Updates(map[string]any{"dispatch_state": dispatchSent, "dispatched_at": at, "status": string(shared.MessageComplete), "updated_at": at})
+	if res.Error != nil {
+		return fmt.Errorf("mark message %s sent: %w", messageID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return shared.Errorf(shared.CodeConflict, "message %q is not claimed with that token", messageID)
+	}
+	return nil
+}

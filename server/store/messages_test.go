@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// mustSessionOfNewTask creates a workspace, a task and a session.
+func mustSessionOfNewTask(tb testing.TB, s *Store) shared.Session {
+	tb.Helper()
+	task := mustTask(tb, s, shared.TaskCreateRequest{WorkspaceID: mustWorkspace(tb, s, "w").ID, Title: "t"})
+	session, err := s.GetSession(context.Background(), mustSession(tb, s, task.ID))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return session
+}
+
+func TestMessagesTakeConsecutiveSeqs(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+		for i := range 3 {
+			m, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessageAgent, Content: "x", Status: shared.MessageComplete, Metadata: map[string]any{"i": i}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Seq != int64(i+1) || m.TaskID != session.TaskID || m.Metadata["i"] != float64(i) {
+				t.Fatalf("message %d = %+v", i, m)
+			}
+		}
+		if _, err := s.AppendMessage(ctx, NewMessage{SessionID: "missing", Type: shared.MessageAgent, Status: shared.MessageComplete}); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("message of a missing session: %v", err)
+		}
+	})
+}
+
+// The first accepted request owns a client_message_id: concurrent
+// duplicates store one row, a retry in the same task gets the stored
+// message back, and a reuse in another task is a conflict.
+func TestClientMessageIDIsOwnedOnce(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+		other := mustSessionOfNewTask(t, s)
+
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		created, ids := 0, map[string]bool{}
+		for range 8 {
+			wg.Go(func() {
+				m, isNew, err := s.AddUserMessage(ctx, session.ID, "c-1", "hello")
+				if err != nil {
+					t.Errorf("AddUserMessage: %v", err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				ids[m.ID] = true
+				if isNew {
+					created++
+				}
+			})
+		}
+		wg.Wait()
+		if created != 1 || len(ids) != 1 {
+			t.Fatalf("8 concurrent sends created %d messages with %d ids, want 1 and 1", created, len(ids))
+		}
+		msgs, _, err := s.ListMessages(ctx, session.ID, 0, 0)
+		if err != nil || len(msgs) != 1 || msgs[0].ClientMessageID != "c-1" || msgs[0].Status != shared.MessagePending {
+			t.Fatalf("stored messages = %+v, %v", msgs, err)
+		}
+		if _, _, err := s.AddUserMessage(ctx, other.ID, "c-1", "hello"); shared.ErrorCode(err) != shared.CodeConflict {
+			t.Fatalf("reuse in another task: %v", err)
+		}
+		if _, _, err := s.AddUserMessage(ctx, session.ID, "", "hello"); shared.ErrorCode(err) != shared.CodeBadRequest {
+			t.Fatalf("missing client_message_id: %v", err)
+		}
+	})
+}
+
+// Streaming text is appended segment by segment and folded into the
+// message when it finishes; readers always see the whole text so far.
+func TestStreamingTextAppendsAndFolds(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+		m, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessageThinking, Content: "0 ", Status: shared.MessageStreaming})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		want.WriteString("0 ")
+		for i := 1; i < 50; i++ {
+			part := fmt.Sprintf("%d ", i)
+			if i == 25 {
+				part = "é€🐑 "
+			}
+			want.WriteString(part)
+			if err := s.AppendText(ctx, m.ID, part); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.GetMessage(ctx, session.ID, m.ID)
+		if err != nil || got.Content != want.String() {
+			t.Fatalf("streaming content = %q, %v; want %q", got.Content, err, want.String())
+		}
+		done, err := s.FinishMessage(ctx, m.ID, shared.MessageComplete)
+		if err != nil || done.Content != want.String() || done.Status != shared.MessageComplete {
+			t.Fatalf("finished = %+v, %v", done, err)
+		}
+		msgs, _, err := s.ListMessages(ctx, session.ID, 0, 0)
+		if err != nil || len(msgs) != 1 || msgs[0].Content != want.String() {
+			t.Fatalf("after finishing: %+v, %v", msgs, err)
+		}
+		if err := s.AppendText(ctx, "missing", "x"); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("append to a missing message: %v", err)
+		}
+	})
+}
+
+func TestListMessagesPagesBackwardsBySeq(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+		for range 7 {
+			if _, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessageAgent, Status: shared.MessageComplete}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		page, more, err := s.ListMessages(ctx, session.ID, 0, 3)
+		if err != nil || !more || len(page) != 3 || page[0].Seq != 5 || page[2].Seq != 7 {
+			t.Fatalf("newest page = %+v, more %v, %v", page, more, err)
+		}
+		page, more, err = s.ListMessages(ctx, session.ID, 2, 3)
+		if err != nil || more || len(page) != 1 || page[0].Seq != 1 {
+			t.Fatalf("oldest page = %+v, more %v, %v", page, more, err)
+		}
+		if _, _, err := s.ListMessages(ctx, session.ID, 0, 501); shared.ErrorCode(err) != shared.CodeBadRequest {
+			t.Fatalf("limit above the maximum: %v", err)
+		}
+	})
+}
+
+// Of racing dispatchers, one claims a prompt; only its token marks it sent.
+func TestDispatchClaimHasOneWinner(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+		m, _, err := s.AddUserMessage(ctx, session.ID, "c-9", "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var winners []string
+		for i := range 8 {
+			wg.Go(func() {
+				token := fmt.Sprintf("t%d", i)
+				ok, err := s.ClaimDispatch(ctx, m.ID, token)
+				if err != nil {
+					t.Errorf("claim: %v", err)
+				}
+				if ok {
+					mu.Lock()
+					winners = append(winners, token)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(winners) != 1 {
+			t.Fatalf("%d claims won, want 1", len(winners))
+		}
+		if err := s.MarkSent(ctx, m.ID, "not-"+winners[0]); shared.ErrorCode(err) != shared.CodeConflict {
+			t.Fatalf("MarkSent with a losing token: %v", err)
+		}
+		if err := s.MarkSent(ctx, m.ID, winners[0]); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetMessage(ctx, session.ID, m.ID)
+		if err != nil || got.Status != shared.MessageComplete {
+			t.Fatalf("sent message = %+v, %v", got, err)
+		}
+		if ok, err := s.ClaimDispatch(ctx, m.ID, "late"); ok || err != nil {
+			t.Fatalf("claiming a sent message = %v, %v", ok, err)
+		}
+	})
+}

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// CreateSession creates a session of a task in state CREATED. The task's
+// first session becomes its primary session.
+func (s *Store) CreateSession(ctx context.Context, taskID, agentProfileID string) (shared.Session, error) {
+	switch {
+	case taskID == "":
+		return shared.Session{}, shared.Errorf(shared.CodeBadRequest, "task_id is required")
+	case agentProfileID == "":
+		return shared.Session{}, shared.Errorf(shared.CodeBadRequest, "agent_profile_id is required")
+	}
+	created := now()
+	row := sessionRow{
+		ID: newID(), TaskID: taskID, AgentProfileID: agentProfileID,
+		State: string(shared.SessionCreated), NextMessageSeq: 1,
+		CreatedAt: created, UpdatedAt: created,
+	}
+	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			if isForeignKeyViolation(err) {
+				return taskNotFound(taskID)
+			}
+			return fmt.Errorf("insert session: %w", err)
+		}
+		err := tx.Model(&taskRow{}).
+			Where("id = ? AND primary_session_id IS NULL", taskID).
+			UpdateColumn("primary_session_id", row.ID).Error
+		if err != nil {
+			return fmt.Errorf("set primary session: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return shared.Session{}, err
+	}
+	return row.toSession(), nil
+}
+
+// GetSession returns a session.
+func (s *Store) GetSession(ctx context.Context, id string) (shared.Session, error) {
+	var row sessionRow
+	err := s.read.WithContext(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return shared.Session{}, sessionNotFound(id)
+	}
+	if err != nil {
+		return shared.Session{}, fmt.Errorf("load session %s: %w", id, err)
+	}
+	return row.toSession(), nil
+}
+
+// ListSessions returns a task's sessions, oldest first.
+func (s *Store) ListSessions(ctx context.Context, taskID string) ([]shared.Session, error) {
+	var rows []sessionRow
+	err := s.read.WithContext(ctx).Where("task_id = ?", taskID).Order("created_at, id").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list sessions of task %s: %w", taskID, err)
+	}
+	out := make([]shared.Session, len(rows))
+	for i, r := range rows {
+		out[i] = r.toSession()
+	}
+	return out, nil
+}
+
+// SessionsInStates returns every session in one of the given states,
+// oldest first; start-up recovery uses it.
+func (s *Store) SessionsInStates(ctx context.Context, states ...shared.SessionState) ([]shared.Session, error) {
+	var rows []sessionRow
+	err := s.read.WithContext(ctx).Where("state IN ?", states).Order("created_at, id").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list sessions by state: %w", err)
+	}
+	out := make([]shared.Session, len(rows))
+	for i, r := range rows {
+		out[i] = r.toSession()
+	}
+	return out, nil
+}
+
+// Transition moves a session to state `to` provided it is in one of the
+// states `from`, recording errorMessage (cleared when empty). The check and
+// the change are one UPDATE, so of two racing transitions only one wins; a
+// session in another state is a conflict naming its state.
+func (s *Store) Transition(ctx context.Context, id string, from []shared.SessionState, to shared.SessionState, errorMessage string) (shared.Session, error) {
+	res := s.write.WithContext(ctx).Model(&sessionRow{}).
+		Where("id = ? AND state IN ?", id, from).
+		Updates(map[string]any{"state": string(to), "error_message": errorMessage, "updated_at": now()})
+	if res.Error != nil {
+		return shared.Session{}, fmt.Errorf("update session %s: %w", id, res.Error)
+	}
+	var row sessionRow
+	err := s.write.WithContext(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return shared.Session{}, sessionNotFound(id)
+	}
+	if err != nil {
+		return shared.Session{}, fmt.Errorf("load session %s: %w", id, err)
+	}
+	if res.RowsAffected == 0 {
+		return shared.Session{}, shared.Errorf(shared.CodeConflict, "session %q is %s, not one of %v", id, row.State, from)
+	}
+	return row.toSession(), nil
+}
+
+func sessionNotFound(id string) error {
+	return shared.Errorf(shared.CodeNotFound, "session %q not found", id)
+}

@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+func TestFirstSessionBecomesPrimary(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		task := mustTask(t, s, shared.TaskCreateRequest{WorkspaceID: mustWorkspace(t, s, "w").ID, Title: "t"})
+		first, err := s.CreateSession(ctx, task.ID, "mock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.State != shared.SessionCreated || first.TaskID != task.ID {
+			t.Fatalf("new session %+v", first)
+		}
+		second := mustSession(t, s, task.ID)
+		got, err := s.GetTask(ctx, task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PrimarySessionID != first.ID {
+			t.Fatalf("primary session = %q, want the first %q", got.PrimarySessionID, first.ID)
+		}
+		list, err := s.ListSessions(ctx, task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 2 || list[0].ID != first.ID || list[1].ID != second {
+			t.Fatalf("ListSessions = %+v", list)
+		}
+		if _, err := s.CreateSession(ctx, "missing", "mock"); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("session of a missing task: %v", err)
+		}
+		if _, err := s.GetSession(ctx, "missing"); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("GetSession of a missing session: %v", err)
+		}
+	})
+}
+
+func TestTransitionIsCompareAndSet(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		task := mustTask(t, s, shared.TaskCreateRequest{WorkspaceID: mustWorkspace(t, s, "w").ID, Title: "t"})
+		id := mustSession(t, s, task.ID)
+
+		got, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, "")
+		if err != nil || got.State != shared.SessionStarting {
+			t.Fatalf("CREATED → STARTING = %+v, %v", got, err)
+		}
+		if _, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, ""); shared.ErrorCode(err) != shared.CodeConflict {
+			t.Fatalf("transition from a state the session left: %v", err)
+		}
+		if _, err := s.Transition(ctx, "missing", []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, ""); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("transition of a missing session: %v", err)
+		}
+
+		// Of many racing transitions out of STARTING, exactly one wins.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		wins := 0
+		for range 8 {
+			wg.Go(func() {
+				_, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionStarting}, shared.SessionFailed, "boom")
+				if err == nil {
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				} else if shared.ErrorCode(err) != shared.CodeConflict {
+					t.Errorf("racing transition: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if wins != 1 {
+			t.Fatalf("%d racing transitions won, want 1", wins)
+		}
+		failed, err := s.SessionsInStates(ctx, shared.SessionFailed)
+		if err != nil || len(failed) != 1 || failed[0].ErrorMessage != "boom" {
+			t.Fatalf("SessionsInStates(FAILED) = %+v, %v", failed, err)
+		}
+	})
+}
