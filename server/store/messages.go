@@ -13,12 +13,19 @@ import (
 )
 
 // Dispatch states of a user message (messages.dispatch_state); other
-// messages have none.
+// messages have none. A pending message is queued: it is not part of the
+// transcript until it is claimed for dispatch, which moves it to the end
+// of the transcript. A removed message was taken out of the queue.
 const (
 	dispatchPending = "pending"
 	dispatchClaimed = "claimed"
 	dispatchSent    = "sent"
+	dispatchRemoved = "removed"
 )
+
+// inTranscript selects the messages that belong to the transcript: not the
+// queued or removed prompts.
+const inTranscript = "dispatch_state NOT IN ('pending', 'removed')"
 
 // Message list bounds.
 const (
@@ -192,7 +199,7 @@ func (s *Store) ListMessages(ctx context.Context, sessionID string, beforeSeq in
 	case limit == 0:
 		limit = defaultMessagePage
 	}
-	q := s.read.WithContext(ctx).Where("session_id = ?", sessionID)
+	q := s.read.WithContext(ctx).Where("session_id = ? AND "+inTranscript, sessionID)
 	if beforeSeq > 0 {
 		q = q.Where("seq < ?", beforeSeq)
 	}
@@ -264,17 +271,141 @@ func (s *Store) segmentsOf(ctx context.Context, db *gorm.DB, rows []messageRow) 
 	return out, nil
 }
 
-// ClaimDispatch claims a pending user message for dispatch under token.
-// Only one claimer wins; claimed is false for everyone else, so a prompt is
-// handed to an agent at most once per claim.
-func (s *Store) ClaimDispatch(ctx context.Context, messageID, token string) (claimed bool, err error) {
-	res := s.write.WithContext(ctx).Model(&messageRow{}).
-		Where("id = ? AND dispatch_state = ?", messageID, dispatchPending).
-		Updates(map[string]any{"dispatch_state": dispatchClaimed, "claim_token": token, "updated_at": now()})
-	if res.Error != nil {
-		return false, fmt.Errorf("claim message %s: %w", messageID, res.Error)
+// ClaimDispatch claims a pending user message for dispatch under token and
+// gives it the session's next seq, so the prompt takes its place in the
+// transcript when it is sent rather than when it was queued. Only one
+// claimer wins; for everyone else the returned message is zero and claimed
+// is false, so a prompt is handed to an agent at most once per claim.
+func (s *Store) ClaimDispatch(ctx context.Context, messageID, token string) (msg shared.Message, claimed bool, err error) {
+	err = s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row messageRow
+		err := tx.Where("id = ? AND dispatch_state = ?", messageID, dispatchPending).Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("load message %s: %w", messageID, err)
+		}
+		var session sessionRow
+		err = tx.Raw(`UPDATE sessions SET next_message_seq = next_message_seq + 1
+			WHERE id = ? RETURNING next_message_seq`, row.SessionID).Scan(&session).Error
+		if err != nil {
+			return fmt.Errorf("allocate message seq: %w", err)
+		}
+		row.Seq, row.DispatchState, row.ClaimToken, row.UpdatedAt = session.NextMessageSeq-1, dispatchClaimed, token, now()
+		res := tx.Model(&messageRow{}).Where("id = ? AND dispatch_state = ?", messageID, dispatchPending).Updates(map[string]any{
+			"seq": row.Seq, "dispatch_state": row.DispatchState, "claim_token": token, "updated_at": row.UpdatedAt,
+		})
+		if res.Error != nil {
+			return fmt.Errorf("claim message %s: %w", messageID, res.Error)
+		}
+		if res.RowsAffected == 1 {
+			claimed = true
+			msg, err = row.toMessage()
+		}
+		return err
+	})
+	return msg, claimed, err
+}
+
+// QueuedMessages returns a session's queued prompts, oldest first.
+func (s *Store) QueuedMessages(ctx context.Context, sessionID string) ([]shared.Message, error) {
+	var rows []messageRow
+	err := s.read.WithContext(ctx).Where("session_id = ? AND dispatch_state = ?", sessionID, dispatchPending).
+		Order("seq").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list queued prompts of session %s: %w", sessionID, err)
 	}
-	return res.RowsAffected == 1, nil
+	return toMessages(rows)
+}
+
+// RemoveQueued takes a queued prompt out of the queue. The message stays
+// stored (removed), so a retry of its client_message_id is still a
+// duplicate rather than a new prompt.
+func (s *Store) RemoveQueued(ctx context.Context, sessionID, messageID string) error {
+	res := s.write.WithContext(ctx).Model(&messageRow{}).
+		Where("id = ? AND session_id = ? AND dispatch_state = ?", messageID, sessionID, dispatchPending).
+		Updates(map[string]any{"dispatch_state": dispatchRemoved, "status": string(shared.MessageCancelled), "updated_at": now()})
+	if res.Error != nil {
+		return fmt.Errorf("remove queued prompt %s: %w", messageID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return shared.Errorf(shared.CodeNotFound, "no queued prompt %q in session %q", messageID, sessionID)
+	}
+	return nil
+}
+
+// PendingRequests returns a session's unanswered permission and
+// clarification requests, oldest first.
+func (s *Store) PendingRequests(ctx context.Context, sessionID string) ([]shared.Message, error) {
+	var rows []messageRow
+	err := s.read.WithContext(ctx).
+		Where("session_id = ? AND status = ? AND type IN ?", sessionID, string(shared.MessagePending),
+			[]string{string(shared.MessagePermissionRequest), string(shared.MessageClarificationRequest)}).
+		Order("seq").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list pending requests of session %s: %w", sessionID, err)
+	}
+	return toMessages(rows)
+}
+
+// ResolveRequest marks a session's pending permission or clarification
+// request resolved (or another terminal status), merging metadata into its
+// metadata. Only a pending request of that session with that pending id
+// can be resolved.
+func (s *Store) ResolveRequest(ctx context.Context, sessionID, pendingID string, status shared.MessageState, metadata map[string]any) (shared.Message, error) {
+	var out shared.Message
+	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row messageRow
+		err := tx.Where("session_id = ? AND pending_id = ? AND status = ?", sessionID, pendingID, string(shared.MessagePending)).Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return shared.Errorf(shared.CodeNotFound, "no pending request %q in session %q", pendingID, sessionID)
+		}
+		if err != nil {
+			return fmt.Errorf("load request %s: %w", pendingID, err)
+		}
+		if out, err = row.toMessage(); err != nil {
+			return err
+		}
+		if out.Metadata == nil {
+			out.Metadata = map[string]any{}
+		}
+		for k, v := range metadata {
+			out.Metadata[k] = v
+		}
+		meta, err := json.Marshal(out.Metadata)
+		if err != nil {
+			return fmt.Errorf("encode metadata: %w", err)
+		}
+		out.Status, out.UpdatedAt = status, now()
+		return tx.Model(&messageRow{}).Where("id = ?", row.ID).Updates(map[string]any{
+			"status": string(status), "metadata": string(meta), "updated_at": out.UpdatedAt,
+		}).Error
+	})
+	return out, err
+}
+
+// ReleaseClaims returns every claimed but unsent prompt to the queue; it
+// runs at start-up, when the process that claimed them is gone.
+func (s *Store) ReleaseClaims(ctx context.Context) (int64, error) {
+	res := s.write.WithContext(ctx).Model(&messageRow{}).Where("dispatch_state = ?", dispatchClaimed).
+		Updates(map[string]any{"dispatch_state": dispatchPending, "claim_token": "", "updated_at": now()})
+	if res.Error != nil {
+		return 0, fmt.Errorf("release dispatch claims: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+func toMessages(rows []messageRow) ([]shared.Message, error) {
+	out := make([]shared.Message, len(rows))
+	for i, r := range rows {
+		m, err := r.toMessage()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
 }
 
 // MarkSent records that the agent accepted a claimed message, completing

@@ -73,7 +73,7 @@ func TestClientMessageIDIsOwnedOnce(t *testing.T) {
 		if created != 1 || len(ids) != 1 {
 			t.Fatalf("8 concurrent sends created %d messages with %d ids, want 1 and 1", created, len(ids))
 		}
-		msgs, _, err := s.ListMessages(ctx, session.ID, 0, 0)
+		msgs, err := s.QueuedMessages(ctx, session.ID)
 		if err != nil || len(msgs) != 1 || msgs[0].ClientMessageID != "c-1" || msgs[0].Status != shared.MessagePending {
 			t.Fatalf("stored messages = %+v, %v", msgs, err)
 		}
@@ -167,11 +167,14 @@ func TestDispatchClaimHasOneWinner(t *testing.T) {
 		for i := range 8 {
 			wg.Go(func() {
 				token := fmt.Sprintf("t%d", i)
-				ok, err := s.ClaimDispatch(ctx, m.ID, token)
+				claimedMsg, ok, err := s.ClaimDispatch(ctx, m.ID, token)
 				if err != nil {
 					t.Errorf("claim: %v", err)
 				}
 				if ok {
+					if claimedMsg.Seq <= m.Seq {
+						t.Errorf("claimed prompt kept seq %d, want a later one than %d", claimedMsg.Seq, m.Seq)
+					}
 					mu.Lock()
 					winners = append(winners, token)
 					mu.Unlock()
@@ -192,8 +195,88 @@ func TestDispatchClaimHasOneWinner(t *testing.T) {
 		if err != nil || got.Status != shared.MessageComplete {
 			t.Fatalf("sent message = %+v, %v", got, err)
 		}
-		if ok, err := s.ClaimDispatch(ctx, m.ID, "late"); ok || err != nil {
+		if _, ok, err := s.ClaimDispatch(ctx, m.ID, "late"); ok || err != nil {
 			t.Fatalf("claiming a sent message = %v, %v", ok, err)
+		}
+	})
+}
+
+// Queued prompts stay out of the transcript until they are claimed, which
+// places them after everything the agent said meanwhile.
+func TestQueuedPromptsJoinTheTranscriptWhenClaimed(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+		queued, _, err := s.AddUserMessage(ctx, session.ID, "q-1", "later")
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed, _, err := s.AddUserMessage(ctx, session.ID, "q-2", "never")
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessageAgent, Content: "busy", Status: shared.MessageComplete})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveQueued(ctx, session.ID, removed.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveQueued(ctx, session.ID, removed.ID); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("removing twice: %v", err)
+		}
+		queue, err := s.QueuedMessages(ctx, session.ID)
+		if err != nil || len(queue) != 1 || queue[0].ID != queued.ID {
+			t.Fatalf("queue = %+v, %v", queue, err)
+		}
+		transcript, _, err := s.ListMessages(ctx, session.ID, 0, 0)
+		if err != nil || len(transcript) != 1 || transcript[0].ID != answer.ID {
+			t.Fatalf("transcript while queued = %+v, %v", transcript, err)
+		}
+		if _, isNew, err := s.AddUserMessage(ctx, session.ID, "q-2", "never"); isNew || err != nil {
+			t.Fatalf("retry of a removed prompt = new %v, %v; want the stored duplicate", isNew, err)
+		}
+
+		claimed, ok, err := s.ClaimDispatch(ctx, queued.ID, "tok")
+		if err != nil || !ok || claimed.Seq <= answer.Seq {
+			t.Fatalf("claim = %+v, %v, %v", claimed, ok, err)
+		}
+		transcript, _, err = s.ListMessages(ctx, session.ID, 0, 0)
+		if err != nil || len(transcript) != 2 || transcript[1].ID != queued.ID {
+			t.Fatalf("transcript after the claim = %+v, %v", transcript, err)
+		}
+		if n, err := s.ReleaseClaims(ctx); n != 1 || err != nil {
+			t.Fatalf("ReleaseClaims = %d, %v", n, err)
+		}
+		if queue, _ := s.QueuedMessages(ctx, session.ID); len(queue) != 1 {
+			t.Fatalf("a released claim goes back to the queue: %+v", queue)
+		}
+	})
+}
+
+// A request resolves only by its own pending id, once.
+func TestResolveRequestMatchesItsPendingID(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+		for _, id := range []string{"p-1", "p-2"} {
+			_, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessagePermissionRequest, Status: shared.MessagePending, PendingID: id, Metadata: map[string]any{"title": id}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.ResolveRequest(ctx, session.ID, "p-2", shared.MessageResolved, map[string]any{"option_id": "allow"})
+		if err != nil || got.PendingID != "p-2" || got.Status != shared.MessageResolved || got.Metadata["option_id"] != "allow" || got.Metadata["title"] != "p-2" {
+			t.Fatalf("resolved = %+v, %v", got, err)
+		}
+		if _, err := s.ResolveRequest(ctx, session.ID, "p-2", shared.MessageResolved, nil); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("resolving twice: %v", err)
+		}
+		pending, err := s.PendingRequests(ctx, session.ID)
+		if err != nil || len(pending) != 1 || pending[0].PendingID != "p-1" {
+			t.Fatalf("still pending = %+v, %v", pending, err)
 		}
 	})
 }
