@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,12 +20,33 @@ import (
 	"github.com/herd-dev/herd/server"
 )
 
+// herdBinary is a herd built for this test run; its mock-agent subcommand
+// is the agent of the built-in mock profile.
+var herdBinary string
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// The SQLite driver and pgx keep package-level helpers alive.
-		goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
-		goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
-	)
+	dir, err := os.MkdirTemp("", "herd-server-test-")
+	if err != nil {
+		panic(err)
+	}
+	herdBinary = filepath.Join(dir, "herd")
+	if out, err := exec.Command("go", "build", "-o", herdBinary, "../cmd/herd").CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("build herd: %v\n%s", err, out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		err := goleak.Find(
+			// The SQLite driver and pgx keep package-level helpers alive.
+			goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
+			goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
+		)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // MustStart starts a server on a loopback port with a fresh SQLite
@@ -30,7 +54,7 @@ func TestMain(m *testing.M) {
 func MustStart(tb testing.TB, mutate func(*server.Config, *server.Options)) *server.Server {
 	tb.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: tb.TempDir(), Demo: false}
-	opts := server.Options{Version: "test"}
+	opts := server.Options{Version: "test", AgentBinary: herdBinary}
 	if mutate != nil {
 		mutate(&cfg, &opts)
 	}

@@ -58,16 +58,24 @@ func (s *Server) apiTask(c echo.Context) error {
 }
 
 func (s *Server) apiAgentProfiles(c echo.Context) error {
-	profiles, err := profileCatalog{store: s.store}.ListProfiles(c.Request().Context())
+	profiles, err := s.profileCatalog().ListProfiles(c.Request().Context())
 	if err != nil {
 		return s.writeError(c, err)
 	}
 	return c.JSON(http.StatusOK, shared.AgentProfileListResponse{AgentProfiles: profiles})
 }
 
-// profileCatalog lists stored agent profiles with their availability on
-// this machine, checked on every call so a newly installed agent shows up.
-type profileCatalog struct{ store *store.Store }
+// profileCatalog lists and resolves agent profiles: the built-in ones
+// and those stored in the database, with their availability on this
+// machine checked on every call so a newly installed agent shows up.
+type profileCatalog struct {
+	store    *store.Store
+	builtins []agent.Profile
+}
+
+func (s *Server) profileCatalog() profileCatalog {
+	return profileCatalog{store: s.store, builtins: s.builtins}
+}
 
 // ListProfiles implements gateway.ProfileLister.
 func (p profileCatalog) ListProfiles(ctx context.Context) ([]shared.AgentProfile, error) {
@@ -75,18 +83,40 @@ func (p profileCatalog) ListProfiles(ctx context.Context) ([]shared.AgentProfile
 	if err != nil {
 		return nil, err
 	}
-	builtin := make(map[string]agent.Profile)
-	for _, b := range agent.Builtin() {
-		builtin[b.ID] = b
-	}
 	for i := range profiles {
-		def, ok := builtin[profiles[i].ID]
-		if !ok {
-			def = agent.Profile{Command: profiles[i].Command}
-		}
-		profiles[i].Available = def.Available()
+		profiles[i].Available = p.definition(profiles[i]).Available()
 	}
 	return profiles, nil
+}
+
+// Profile resolves a profile id to how to start it.
+func (p profileCatalog) Profile(ctx context.Context, id string) (agent.Profile, error) {
+	profiles, err := p.store.ListAgentProfiles(ctx)
+	if err != nil {
+		return agent.Profile{}, err
+	}
+	for _, wire := range profiles {
+		if wire.ID != id {
+			continue
+		}
+		def := p.definition(wire)
+		if !def.Available() {
+			return agent.Profile{}, shared.Errorf(shared.CodeUnavailable, "agent %q is not installed on this machine (%s)", wire.Name, def.Command)
+		}
+		return def, nil
+	}
+	return agent.Profile{}, shared.Errorf(shared.CodeNotFound, "agent profile %q not found", id)
+}
+
+// definition returns the built-in definition of a stored profile, or one
+// made from its stored command.
+func (p profileCatalog) definition(wire shared.AgentProfile) agent.Profile {
+	for _, b := range p.builtins {
+		if b.ID == wire.ID {
+			return b
+		}
+	}
+	return agent.Profile{ID: wire.ID, Name: wire.Name, Provider: wire.Provider, Command: wire.Command, Args: wire.Args}
 }
 
 // slogLevelFor keeps probes and asset requests out of the info log.

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/coalescer"
 	"github.com/herd-dev/herd/server/gateway"
+	"github.com/herd-dev/herd/server/sessions"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/shared"
 )
@@ -32,6 +36,9 @@ type Options struct {
 	// BeforeReady, when set, runs as the last start-up step, before the
 	// server reports ready. Tests use it to observe the not-ready window.
 	BeforeReady func(context.Context) error
+	// AgentBinary is the herd binary that runs `herd mock-agent` for the
+	// built-in mock profile; empty means the running executable.
+	AgentBinary string
 }
 
 // Server is herd's HTTP and WebSocket server with its runtime.
@@ -46,9 +53,11 @@ type Server struct {
 	ln       net.Listener
 	serveErr chan error
 
-	ready   atomic.Bool
-	gateway atomic.Pointer[gateway.Gateway] // set once start-up work is done
-	store   *store.Store                    // set by Start before ready
+	ready    atomic.Bool
+	gateway  atomic.Pointer[gateway.Gateway] // set once start-up work is done
+	store    *store.Store                    // set by Start before ready
+	sessions *sessions.Manager               // set by Start before ready
+	builtins []agent.Profile
 
 	shutdownOnce sync.Once
 }
@@ -67,12 +76,20 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if cfg.NoUI {
 		opts.UI = nil
 	}
+	if opts.AgentBinary == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the herd binary for the mock agent: %w", err)
+		}
+		opts.AgentBinary = self
+	}
 	s := &Server{
 		cfg:      cfg,
 		opts:     opts,
 		log:      opts.Logger,
 		registry: prometheus.NewRegistry(),
 		serveErr: make(chan error, 1),
+		builtins: agent.BuiltinFor(opts.AgentBinary),
 	}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.echo = s.routes()
@@ -119,7 +136,7 @@ func (s *Server) startup(ctx context.Context) error {
 		return fmt.Errorf("open database: %w", err)
 	}
 	s.store = st
-	for _, p := range agent.Builtin() {
+	for _, p := range s.builtins {
 		err := st.UpsertAgentProfile(ctx, store.AgentProfile{
 			ID: p.ID, Name: p.Name, Provider: p.Provider, Command: p.Command, Args: p.Args, Builtin: true,
 		})
@@ -132,9 +149,27 @@ func (s *Server) startup(ctx context.Context) error {
 			return fmt.Errorf("seed demo workspace: %w", err)
 		}
 	}
+	metrics, err := coalescer.NewMetrics(s.registry)
+	if err != nil {
+		return fmt.Errorf("register stream metrics: %w", err)
+	}
+	mgr, err := sessions.New(sessions.Config{
+		Store:          st,
+		Profile:        s.profileCatalog().Profile,
+		DefaultProfile: agent.MockProfileID,
+		ScratchDir:     s.scratchDir(),
+		Version:        s.opts.Version,
+		Logger:         s.log.With("component", "sessions"),
+		Metrics:        metrics,
+	})
+	if err != nil {
+		return fmt.Errorf("start sessions: %w", err)
+	}
+	s.sessions = mgr
 	gw, err := gateway.New(gateway.Config{
 		Store:          st,
-		Profiles:       profileCatalog{store: st},
+		Profiles:       s.profileCatalog(),
+		Sessions:       mgr,
 		Logger:         s.log.With("component", "gateway"),
 		Registerer:     s.registry,
 		Version:        s.opts.Version,
@@ -142,6 +177,9 @@ func (s *Server) startup(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
+	}
+	if err := mgr.Start(ctx, gw); err != nil {
+		return fmt.Errorf("recover sessions: %w", err)
 	}
 	if s.opts.BeforeReady != nil {
 		if err := s.opts.BeforeReady(ctx); err != nil {
@@ -191,6 +229,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if err := s.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("drain http: %w", err))
 		}
+		if s.sessions != nil {
+			s.sessions.Close()
+		}
 		if s.ln != nil {
 			if err := <-s.serveErr; err != nil {
 				errs = append(errs, fmt.Errorf("serve: %w", err))
@@ -213,4 +254,12 @@ func (s *Server) BootSnapshot(ctx context.Context) (shared.BootResponse, error) 
 		return shared.BootResponse{}, shared.Errorf(shared.CodeUnavailable, "server is starting")
 	}
 	return gw.Boot(ctx, "", nil)
+}
+
+// scratchDir is where agents of tasks without a repository work.
+func (s *Server) scratchDir() string {
+	if s.cfg.DataDir != "" {
+		return filepath.Join(s.cfg.DataDir, "scratch")
+	}
+	return filepath.Join(os.TempDir(), "herd-scratch")
 }

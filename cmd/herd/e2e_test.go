@@ -98,6 +98,14 @@ func buildStatic() (string, error) {
 }
 
 func TestMain(m *testing.M) {
+	// Servers started by these tests run the mock agent as this test
+	// binary (os.Executable): re-executed that way, it is the agent.
+	if len(os.Args) > 1 && os.Args[1] == "mock-agent" {
+		if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if staticDir != "" {
 		os.RemoveAll(staticDir)

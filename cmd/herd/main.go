@@ -43,6 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stderr)
+	case "mock-agent":
+		return mockAgent(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "herd", version)
 		return nil
@@ -60,6 +62,7 @@ func usage(w io.Writer) {
 
 Usage:
   herd serve [flags]   run the server and web app (herd serve -h lists flags)
+  herd mock-agent      run the scripted ACP agent on stdio (--slow-start MS)
   herd version         print the version
 `)
 }

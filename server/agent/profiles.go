@@ -1,10 +1,15 @@
 package agent
 
 import (
+	"os"
 	"os/exec"
 
 	"github.com/herd-dev/herd/shared"
 )
+
+// MockProfileID is the id of the built-in profile that runs herd's own
+// scripted agent, `herd mock-agent`.
+const MockProfileID = "mock"
 
 // Profile describes how to start an agent.
 type Profile struct {
@@ -12,20 +17,36 @@ type Profile struct {
 	ID string
 	// Name is shown to people.
 	Name string
-	// Provider names the agent family ("claude", "codex", "gemini", ...).
+	// Provider names the agent family ("claude", "codex", "gemini", "mock",
+	// ...); it selects the adapter capabilities (see CapabilitiesOf).
 	Provider string
 	// Command and Args start the agent's Agent Client Protocol server on stdio.
 	Command string
 	Args    []string
+	// Env holds variables added to the agent's environment, on top of
+	// herd's own; nil adds none. A key given here replaces herd's value.
+	Env map[string]string
 	// Requires lists programs that must be on PATH for the agent to work
 	// (the launcher and the agent's own CLI); empty means just Command.
 	Requires []string
 }
 
-// Builtin returns the profiles herd knows without configuration: the
-// Agent Client Protocol adapters of Claude Code, Codex and Gemini CLI, each
-// started through npx and usable when its CLI is installed.
+// Builtin returns the profiles herd knows without configuration; the mock
+// agent is started from the running herd binary. See BuiltinFor.
 func Builtin() []Profile {
+	self, err := os.Executable()
+	if err != nil {
+		self = "herd"
+	}
+	return BuiltinFor(self)
+}
+
+// BuiltinFor returns the profiles herd knows without configuration: the
+// Agent Client Protocol adapters of Claude Code, Codex and Gemini CLI, each
+// started through npx and usable when its CLI is installed, and the mock
+// agent, started as `self mock-agent` and therefore always available. The
+// result depends only on self, so tests can pass any herd binary.
+func BuiltinFor(self string) []Profile {
 	return []Profile{
 		{
 			ID: "claude-code", Name: "Claude Code", Provider: "claude",
@@ -42,10 +63,15 @@ func Builtin() []Profile {
 			Command: "npx", Args: []string{"-y", "@google/gemini-cli", "--acp"},
 			Requires: []string{"npx", "gemini"},
 		},
+		{
+			ID: MockProfileID, Name: "Mock agent", Provider: "mock",
+			Command: self, Args: []string{"mock-agent"},
+		},
 	}
 }
 
-// Available reports whether every program the profile needs is on PATH.
+// Available reports whether every program the profile needs is on PATH (or,
+// for a command given as a path, exists and is executable).
 func (p Profile) Available() bool {
 	required := p.Requires
 	if len(required) == 0 {
@@ -68,5 +94,32 @@ func (p Profile) Wire() shared.AgentProfile {
 	return shared.AgentProfile{
 		ID: p.ID, Name: p.Name, Provider: p.Provider,
 		Command: p.Command, Args: args, Available: p.Available(),
+	}
+}
+
+// Capabilities are the typed facts herd's adapter for one provider has
+// verified against that provider's frames. They are granted per provider by
+// CapabilitiesOf and never inferred from what an agent sends: an agent
+// cannot widen its own capabilities by shaping its output.
+type Capabilities struct {
+	// AttestsBackground is true when the adapter's background-work
+	// lifecycle frames (launch, foreground yield and terminal frame of
+	// subagents, background shells and Monitor watches, carried in
+	// `_meta.claudeCode`) are covered by fixture tests. Only then is the
+	// Provenance of its tool calls marked Attested; otherwise provenance is
+	// presentation data and the session stays foreground-busy (spec 000).
+	AttestsBackground bool
+}
+
+// CapabilitiesOf returns the adapter capabilities of a provider. Only the
+// mock provider attests background work: its lifecycle frames are exercised
+// by this package's tests. Claude's adapter joins it once fixtures of its
+// real frames are tested here; every other provider stays coarse.
+func CapabilitiesOf(provider string) Capabilities {
+	switch provider {
+	case "mock":
+		return Capabilities{AttestsBackground: true}
+	default:
+		return Capabilities{}
 	}
 }

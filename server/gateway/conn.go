@@ -39,8 +39,9 @@ type conn struct {
 	closeCode websocket.StatusCode
 	closeMsg  string
 
-	mu         sync.Mutex // guards workspaces
+	mu         sync.Mutex // guards workspaces and sessions
 	workspaces map[string]struct{}
+	sessions   map[string]*sessionStream
 }
 
 func newConn(g *Gateway, ws *websocket.Conn, remote string) *conn {
@@ -56,6 +57,7 @@ func newConn(g *Gateway, ws *websocket.Conn, remote string) *conn {
 		inflight:   make(chan struct{}, g.cfg.MaxInFlight),
 		closeReq:   make(chan struct{}),
 		workspaces: make(map[string]struct{}),
+		sessions:   make(map[string]*sessionStream),
 	}
 }
 
@@ -75,6 +77,7 @@ func (c *conn) serve() {
 	<-writerDone
 	c.ws.CloseNow()
 	c.g.feed.drop(c, c.subscribedWorkspaces())
+	c.g.sessionFeed.drop(c, c.subscribedSessions())
 	c.out.close()
 }
 

@@ -2,57 +2,58 @@ package gateway
 
 import "sync"
 
-// feed tracks which connections follow which workspace's task feed.
+// feed tracks which connections follow which topic: a workspace's task
+// feed, or a session's detail stream.
 type feed struct {
 	mu   sync.RWMutex                  // guards subs
-	subs map[string]map[*conn]struct{} // workspace id → subscribed connections
+	subs map[string]map[*conn]struct{} // topic id → subscribed connections
 }
 
 func newFeed() *feed {
 	return &feed{subs: make(map[string]map[*conn]struct{})}
 }
 
-// subscribe joins c to a workspace's feed; joining twice is harmless.
-func (f *feed) subscribe(workspaceID string, c *conn) {
+// subscribe joins c to a topic; joining twice is harmless.
+func (f *feed) subscribe(id string, c *conn) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	set := f.subs[workspaceID]
+	set := f.subs[id]
 	if set == nil {
 		set = make(map[*conn]struct{})
-		f.subs[workspaceID] = set
+		f.subs[id] = set
 	}
 	set[c] = struct{}{}
 }
 
-// unsubscribe removes c from a workspace's feed.
-func (f *feed) unsubscribe(workspaceID string, c *conn) {
+// unsubscribe removes c from a topic.
+func (f *feed) unsubscribe(id string, c *conn) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.unsubscribeLocked(workspaceID, c)
+	f.unsubscribeLocked(id, c)
 }
 
-func (f *feed) unsubscribeLocked(workspaceID string, c *conn) {
-	set := f.subs[workspaceID]
+func (f *feed) unsubscribeLocked(id string, c *conn) {
+	set := f.subs[id]
 	delete(set, c)
 	if len(set) == 0 {
-		delete(f.subs, workspaceID)
+		delete(f.subs, id)
 	}
 }
 
-// drop removes c from every feed it joined.
-func (f *feed) drop(c *conn, workspaceIDs []string) {
+// drop removes c from every topic it joined.
+func (f *feed) drop(c *conn, ids []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, id := range workspaceIDs {
+	for _, id := range ids {
 		f.unsubscribeLocked(id, c)
 	}
 }
 
-// subscribers returns a snapshot of the connections following a workspace.
-func (f *feed) subscribers(workspaceID string) []*conn {
+// subscribers returns a snapshot of the connections following a topic.
+func (f *feed) subscribers(id string) []*conn {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	set := f.subs[workspaceID]
+	set := f.subs[id]
 	out := make([]*conn, 0, len(set))
 	for c := range set {
 		out = append(out, c)

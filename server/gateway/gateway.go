@@ -36,6 +36,8 @@ type ProfileLister interface {
 type Config struct {
 	Store    Store
 	Profiles ProfileLister
+	// Sessions serves the session actions; nil leaves them unknown.
+	Sessions Sessions
 	Logger   *slog.Logger
 	// Registerer receives the gateway's metrics; nil skips registration.
 	Registerer prometheus.Registerer
@@ -65,8 +67,10 @@ type Gateway struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics
-	feed    *feed
-	actions map[string]action
+	// feed is the workspace task feeds; sessionFeed the session streams.
+	feed        *feed
+	sessionFeed *feed
+	actions     map[string]action
 
 	mu       sync.Mutex // guards conns and closing
 	conns    map[*conn]struct{}
@@ -108,13 +112,19 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		metrics: m,
-		feed:    newFeed(),
-		conns:   make(map[*conn]struct{}),
+		cfg:         cfg,
+		log:         cfg.Logger,
+		metrics:     m,
+		feed:        newFeed(),
+		sessionFeed: newFeed(),
+		conns:       make(map[*conn]struct{}),
 	}
 	g.actions = g.actionTable()
+	if cfg.Sessions != nil {
+		for name, a := range g.sessionActions() {
+			g.actions[name] = a
+		}
+	}
 	return g, nil
 }
 

@@ -423,3 +423,98 @@ func (s *Store) MarkSent(ctx context.Context, messageID, token string) error {
 	}
 	return nil
 }
+
+// MessageUpdate changes a message; nil fields stay as they are, and
+// Metadata is merged into the stored metadata.
+type MessageUpdate struct {
+	Status   *shared.MessageState
+	Content  *string
+	Metadata map[string]any
+}
+
+// UpdateMessage applies an update to a message of a session and returns
+// the message as stored.
+func (s *Store) UpdateMessage(ctx context.Context, sessionID, messageID string, u MessageUpdate) (shared.Message, error) {
+	var out shared.Message
+	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row messageRow
+		err := tx.Where("id = ? AND session_id = ?", messageID, sessionID).Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return shared.Errorf(shared.CodeNotFound, "message %q not found in session %q", messageID, sessionID)
+		}
+		if err != nil {
+			return fmt.Errorf("load message %s: %w", messageID, err)
+		}
+		if out, err = s.loadMessage(ctx, tx, row); err != nil {
+			return err
+		}
+		if u.Status != nil {
+			out.Status = *u.Status
+		}
+		if u.Content != nil {
+			out.Content = *u.Content
+		}
+		if len(u.Metadata) > 0 && out.Metadata == nil {
+			out.Metadata = map[string]any{}
+		}
+		for k, v := range u.Metadata {
+			out.Metadata[k] = v
+		}
+		meta := []byte("{}")
+		if len(out.Metadata) > 0 {
+			if meta, err = json.Marshal(out.Metadata); err != nil {
+				return fmt.Errorf("encode metadata: %w", err)
+			}
+		}
+		out.UpdatedAt = now()
+		err = tx.Model(&messageRow{}).Where("id = ?", messageID).Updates(map[string]any{
+			"status": string(out.Status), "content": out.Content, "metadata": string(meta), "updated_at": out.UpdatedAt,
+		}).Error
+		if err != nil {
+			return fmt.Errorf("update message %s: %w", messageID, err)
+		}
+		// The content now holds any appended text.
+		return tx.Where("message_id = ?", messageID).Delete(&segmentRow{}).Error
+	})
+	return out, err
+}
+
+// MessageByClientID returns the message that owns a client_message_id;
+// found is false when none does.
+func (s *Store) MessageByClientID(ctx context.Context, clientMessageID string) (msg shared.Message, found bool, err error) {
+	var row messageRow
+	err = s.write.WithContext(ctx).Where("client_message_id = ?", clientMessageID).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return shared.Message{}, false, nil
+	}
+	if err != nil {
+		return shared.Message{}, false, fmt.Errorf("load message %q: %w", clientMessageID, err)
+	}
+	msg, err = s.loadMessage(ctx, s.write, row)
+	return msg, err == nil, err
+}
+
+// StreamingMessageIDs returns the ids of the messages still streaming, in
+// every session; start-up recovery finishes them.
+func (s *Store) StreamingMessageIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := s.read.WithContext(ctx).Model(&messageRow{}).Where("status = ?", string(shared.MessageStreaming)).
+		Order("session_id, seq").Pluck("id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("list streaming messages: %w", err)
+	}
+	return ids, nil
+}
+
+// CancelPendingRequests marks every unanswered permission and
+// clarification request cancelled; at start-up no agent waits on them.
+func (s *Store) CancelPendingRequests(ctx context.Context) (int64, error) {
+	res := s.write.WithContext(ctx).Model(&messageRow{}).
+		Where("status = ? AND type IN ?", string(shared.MessagePending),
+			[]string{string(shared.MessagePermissionRequest), string(shared.MessageClarificationRequest)}).
+		Updates(map[string]any{"status": string(shared.MessageCancelled), "updated_at": now()})
+	if res.Error != nil {
+		return 0, fmt.Errorf("cancel pending requests: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// mockAgent runs `herd mock-agent [--slow-start MS]`: an Agent Client
+// Protocol agent on stdin/stdout that echoes every prompt, or plays the
+// scenario named on a prompt's first line, `/scenario NAME [ARGS]`:
+//
+//	stream N [MS]      N text chunks "0 ", "1 ", …, MS ms apart
+//	reasoning-burst N  N thought chunks like stream's, then the answer "done"
+//	tool               a plan, a read tool call with two updates (in_progress,
+//	                   completed with its result), then an answer
+//	permission         an edit tool call and session/request_permission with
+//	                   options "allow" and "reject"; answers "allowed" or "denied"
+//	clarify            asks "Which branch should I use?" with _herd/clarify
+//	                   (agent.ClarifyMethod); answers "answer: ANSWER"
+//	write FILE TEXT    writes TEXT to FILE inside the session cwd, reporting an
+//	                   edit tool call, then answers "wrote N bytes to FILE"
+//	error              the text "Something went wrong; you can retry." then a
+//	                   JSON-RPC error on session/prompt: code -32603, data
+//	                   {"error":"mock agent: scripted recoverable error"}; the
+//	                   agent stays up
+//	crash              three stream chunks, then exit status 3 with a line on stderr
+//	sleep MS           holds the turn MS ms without a frame
+//	slow-start MS      applies to initialize, which happens before any prompt:
+//	                   use --slow-start MS or HERD_MOCK_SLOW_START_MS; as a
+//	                   prompt it only says so
+//	background K [MS]  Claude-style background work that outlives the turn
+//	                   (see turn.backgroundWork)
+//
+// A turn stops at session/cancel and ends with stop reason cancelled, as it
+// does when the client withdraws a permission or clarification request;
+// background work already launched carries on. HERD_MOCK_SLOW_START_MS sets
+// the slow start when the flag is absent, so a profile can start slow
+// through its environment. Logs go to stderr.
+func mockAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mock-agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	slowStart := fs.Int("slow-start", 0, "milliseconds to wait before answering initialize (env HERD_MOCK_SLOW_START_MS)")
+	if v := os.Getenv("HERD_MOCK_SLOW_START_MS"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms < 0 {
+			return fmt.Errorf("HERD_MOCK_SLOW_START_MS: %q is not a number of milliseconds", v)
+		}
+		*slowStart = ms
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *slowStart < 0 || fs.NArg() > 0 {
+		return fmt.Errorf("usage: herd mock-agent [--slow-start MS]")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := &mock{
+		ctx: ctx, slowStart: time.Duration(*slowStart) * time.Millisecond,
+		log: slog.New(slog.NewTextHandler(stderr, nil)), sessions: make(map[acp.SessionId]string),
+	}
+	m.conn = acp.NewAgentSideConnection(m, stdout, stdin)
+	m.conn.SetLogger(m.log)
+	select {
+	case <-m.conn.Done():
+	case <-ctx.Done():
+	}
+	cancel()
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.background.Wait()
+	return nil
+}
+
+// mock is the scripted agent. Sessions live until the process ends.
+type mock struct {
+	ctx       context.Context // ends with the process; bounds background work
+	conn      *acp.AgentSideConnection
+	log       *slog.Logger
+	slowStart time.Duration
+	clarify   atomic.Bool              // the client announced agent.ClarifyMethod
+	seq       atomic.Int64             // numbers sessions and messages
+	mu        sync.Mutex               // guards sessions and closed
+	sessions  map[acp.SessionId]string // session id → cwd
+	closed    bool                     // set at shutdown: no background work may start
+	// background counts the goroutines of background scenarios.
+	background sync.WaitGroup
+}
+
+// goBackground runs f on a goroutine that mockAgent waits for, unless the
+// agent is shutting down.
+func (m *mock) goBackground(f func()) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.background.Add(1)
+	go func() {
+		defer m.background.Done()
+		f()
+	}()
+	return true
+}
+
+// Initialize waits the slow-start delay, then offers no optional methods.
+func (m *mock) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	if err := pause(ctx, m.slowStart); err != nil {
+		return acp.InitializeResponse{}, err
+	}
+	herd, _ := p.ClientCapabilities.Meta["herd"].(map[string]any)
+	m.clarify.Store(herd["clarify"] == true)
+	return acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersionNumber,
+		AgentInfo:       &acp.Implementation{Name: "herd-mock-agent", Version: version},
+		AuthMethods:     []acp.AuthMethod{},
+	}, nil
+}
+
+// NewSession opens a session in the given absolute cwd.
+func (m *mock) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	if !filepath.IsAbs(p.Cwd) {
+		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": "cwd must be absolute"})
+	}
+	id := acp.SessionId("mock-" + strconv.FormatInt(m.seq.Add(1), 10))
+	m.mu.Lock()
+	m.sessions[id] = p.Cwd
+	m.mu.Unlock()
+	return acp.NewSessionResponse{SessionId: id}, nil
+}
+
+// Prompt plays one turn.
+func (m *mock) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	m.mu.Lock()
+	cwd, ok := m.sessions[p.SessionId]
+	m.mu.Unlock()
+	if !ok {
+		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"error": "unknown session " + string(p.SessionId)})
+	}
+	var text strings.Builder
+	for _, b := range p.Prompt {
+		if b.Text != nil {
+			text.WriteString(b.Text.Text)
+		}
+	}
+	t := &turn{m: m, ctx: ctx, sid: p.SessionId, cwd: cwd, msg: "msg-" + strconv.FormatInt(m.seq.Add(1), 10)}
+	err := t.play(text.String())
+	switch {
+	case ctx.Err() != nil, errors.Is(err, errWithdrawn):
+		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	case err != nil:
+		return acp.PromptResponse{}, err
+	}
+	return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// Cancel needs no work: the SDK ends the running Prompt's context.
+func (m *mock) Cancel(context.Context, acp.CancelNotification) error { return nil }
+
+// Authenticate is not offered: the mock lists no auth methods.
+func (m *mock) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, acp.NewMethodNotFound(acp.AgentMethodAuthenticate)
+}
+
+// CloseSession is not offered.
+func (m *mock) CloseSession(context.Context, acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	return acp.CloseSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionClose)
+}
+
+// ListSessions is not offered.
+func (m *mock) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	return acp.ListSessionsResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionList)
+}
+
+// ResumeSession is not offered.
+func (m *mock) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
+}
+
+// SetSessionConfigOption is not offered.
+func (m *mock) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
+}
+
+// SetSessionMode is not offered.
+func (m *mock) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	return acp.SetSessionModeResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetMode)
+}
+
+// turn is one prompt being played.
+type turn struct {
+	m   *mock
+	ctx context.Context // ends at session/cancel
+	sid acp.SessionId
+	cwd string
+	msg string // the messageId of the turn's text
+}
+
+// play runs the prompt's scenario, or echoes it.
+func (t *turn) play(prompt string) error {
+	line, _, _ := strings.Cut(prompt, "\n")
+	name, ok := strings.CutPrefix(line, "/scenario ")
+	if !ok {
+		return t.say(prompt)
+	}
+	name, rest, _ := strings.Cut(strings.TrimSpace(name), " ")
+	args := strings.Fields(rest)
+	switch name {
+	case "stream":
+		n, err := intArgs(args, 1, 2)
+		if err != nil {
+			return err
+		}
+		return t.chunks(n[0], time.Duration(n[1])*time.Millisecond, t.say)
+	case "reasoning-burst":
+		n, err := intArgs(args, 1, 1)
+		if err != nil {
+			return err
+		}
+		if err := t.chunks(n[0], 0, t.think); err != nil {
+			return err
+		}
+		return t.say("done")
+	case "tool":
+		return t.tool()
+	case "permission":
+		return t.permission()
+	case "clarify":
+		return t.clarify()
+	case "write":
+		file, text, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		return t.write(file, text)
+	case "error":
+		if err := t.say("Something went wrong; you can retry."); err != nil {
+			return err
+		}
+		return acp.NewInternalError(map[string]any{"error": "mock agent: scripted recoverable error"})
+	case "crash":
+		return t.crash()
+	case "sleep":
+		ms, err := intArgs(args, 1, 1)
+		if err != nil {
+			return err
+		}
+		return pause(t.ctx, time.Duration(ms[0])*time.Millisecond)
+	case "slow-start":
+		return t.say("slow-start delays initialize: start the agent with --slow-start MS or HERD_MOCK_SLOW_START_MS")
+	case "background":
+		return t.backgroundWork(args)
+	}
+	return acp.NewInvalidParams(map[string]any{"error": "unknown scenario " + strconv.Quote(name)})
+}
+
+// chunks sends n chunks through emit, gap apart; chunk i is "i ".
+func (t *turn) chunks(n int, gap time.Duration, emit func(string) error) error {
+	for i := range n {
+		if i > 0 && gap > 0 {
+			if err := pause(t.ctx, gap); err != nil {
+				return err
+			}
+		}
+		if err := emit(strconv.Itoa(i) + " "); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// crash streams three chunks, then exits with status 3 mid-turn.
+func (t *turn) crash() error {
+	if err := t.chunks(3, 0, t.say); err != nil {
+		return err
+	}
+	t.m.log.Error("crashing on purpose (scenario crash)")
+	os.Exit(3)
+	return nil // not reached: os.Exit does not return
+}
+
+// intArgs parses between lo and hi non-negative integers; missing ones
+// are zero.
+func intArgs(args []string, lo, hi int) ([]int, error) {
+	if len(args) < lo || len(args) > hi {
+		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("want %d to %d numbers, got %q", lo, hi, args)})
+	}
+	out := make([]int, hi)
+	for i, a := range args {
+		v, err := strconv.Atoi(a)
+		if err != nil || v < 0 {
+			return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%q is not a non-negative number", a)})
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// send writes one session/update for the turn.
+func (t *turn) send(ctx context.Context, u acp.SessionUpdate) error {
+	return t.m.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: t.sid, Update: u})
+}
+
+// say sends a chunk of the turn's answer.
+func (t *turn) say(text string) error {
+	return t.send(t.ctx, acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{
+		Content: acp.TextBlock(text), MessageId: &t.msg,
+	}})
+}
+
+// think sends a chunk of the turn's reasoning.
+func (t *turn) think(text string) error {
+	id := t.msg + "-thought"
+	return t.send(t.ctx, acp.SessionUpdate{AgentThoughtChunk: &acp.SessionUpdateAgentThoughtChunk{
+		Content: acp.TextBlock(text), MessageId: &id,
+	}})
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,232 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/shared"
+)
+
+// promptable states accept a prompt for dispatch.
+var promptable = []shared.SessionState{shared.SessionWaitingForInput, shared.SessionCompleted, shared.SessionIdle}
+
+// AddMessage sends a prompt, owned by its client_message_id. A retry
+// returns the stored message as a duplicate and dispatches nothing new; a
+// session that is RUNNING queues the prompt; CREATED, STARTING, FAILED and
+// CANCELLED sessions reject it as not promptable.
+func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, content string) (shared.MessageAddResponse, error) {
+	r, session, err := m.runOf(ctx, sessionID)
+	if err != nil {
+		return shared.MessageAddResponse{}, err
+	}
+	if existing, found, err := m.cfg.Store.MessageByClientID(ctx, clientMessageID); err != nil {
+		return shared.MessageAddResponse{}, err
+	} else if found {
+		return m.duplicate(ctx, r, session, existing)
+	}
+
+	r.mu.Lock()
+	state := r.state
+	if state != shared.SessionRunning && !slices.Contains(promptable, state) {
+		r.mu.Unlock()
+		return shared.MessageAddResponse{}, shared.Errorf(shared.CodeNotPromptable, "session is %s; prompts are accepted once it waits for input", state)
+	}
+	msg, created, err := m.cfg.Store.AddUserMessage(ctx, sessionID, clientMessageID, content)
+	if err != nil || !created {
+		r.mu.Unlock()
+		if err != nil {
+			return shared.MessageAddResponse{}, err
+		}
+		return m.duplicate(ctx, r, session, msg)
+	}
+	head, dispatching := r.admitLocked(ctx)
+	r.mu.Unlock()
+
+	if dispatching && head.ID == msg.ID {
+		return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeDispatched}, nil
+	}
+	m.publishQueue(ctx, sessionID)
+	return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeQueued}, nil
+}
+
+// duplicate answers a retry of a stored prompt. A prompt that a crash left
+// undispatched in an idle session is dispatched now, once.
+func (m *Manager) duplicate(ctx context.Context, r *run, session shared.Session, msg shared.Message) (shared.MessageAddResponse, error) {
+	if msg.TaskID != session.TaskID {
+		return shared.MessageAddResponse{}, shared.Errorf(shared.CodeConflict, "client_message_id %q belongs to another task; use a fresh id", msg.ClientMessageID)
+	}
+	r.kick(ctx)
+	return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeDuplicate}, nil
+}
+
+// admitLocked starts a turn for the head of the queue when the session is
+// idle and promptable. It reports the message it dispatches.
+func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
+	if r.busy || r.stopping || !slices.Contains(promptable, r.state) {
+		return shared.Message{}, false
+	}
+	queue, err := r.m.cfg.Store.QueuedMessages(ctx, r.id)
+	if err != nil || len(queue) == 0 {
+		if err != nil {
+			r.m.log.Error("load queue", "session", r.id, "err", err)
+		}
+		return shared.Message{}, false
+	}
+	r.busy = true
+	head := queue[0]
+	r.m.goTracked(func() { r.turn(head) })
+	return head, true
+}
+
+// kick dispatches the head of the queue if the session is idle.
+func (r *run) kick(ctx context.Context) {
+	r.mu.Lock()
+	_, dispatching := r.admitLocked(ctx)
+	r.mu.Unlock()
+	if dispatching {
+		r.m.publishQueue(ctx, r.id)
+	}
+}
+
+// turnEnd is a coalescer barrier marking the end of a turn: when the sink
+// reaches it, everything the agent sent before has been persisted.
+type turnEnd struct{ done chan struct{} }
+
+// turn runs one prompt: claim it, mark the session RUNNING, hand it to the
+// agent, wait for the turn to end, then settle and dispatch the next one.
+func (r *run) turn(prompt shared.Message) {
+	ctx := r.m.ctx
+	defer func() {
+		r.mu.Lock()
+		r.busy = false
+		r.mu.Unlock()
+		r.kick(ctx)
+	}()
+	if _, err := r.transition(ctx, promptable, shared.SessionRunning, ""); err != nil {
+		return
+	}
+	token := newToken()
+	msg, claimed, err := r.m.cfg.Store.ClaimDispatch(ctx, prompt.ID, token)
+	if err != nil || !claimed {
+		_, _ = r.transition(ctx, []shared.SessionState{shared.SessionRunning}, shared.SessionWaitingForInput, "")
+		return
+	}
+	if err := r.ensureExecution(ctx, nil); err != nil {
+		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, err)
+		return
+	}
+	exec, co := r.execution(), r.coalescer()
+	if exec == nil || co == nil {
+		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, errors.New("the agent stopped before the prompt could be sent"))
+		return
+	}
+	if err := r.m.cfg.Store.MarkSent(ctx, msg.ID, token); err != nil {
+		r.m.log.Error("mark prompt sent", "session", r.id, "err", err)
+	}
+	msg.Status = shared.MessageComplete
+	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
+	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnStarted, map[string]any{
+		"session_id": r.id, "turn_id": msg.ID, "message_id": msg.ID,
+	}, false)
+
+	stop, promptErr := exec.Prompt(ctx, msg.Content)
+
+	end := turnEnd{done: make(chan struct{})}
+	if err := co.Barrier(ctx, end); err == nil {
+		select {
+		case <-end.done:
+		case <-exec.Done():
+		case <-ctx.Done():
+		}
+	}
+	outcome := settleOutcome(stop, promptErr)
+	if promptErr != nil && exec.Err() != nil {
+		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, exec.Err())
+	} else {
+		_, _ = r.transition(ctx, []shared.SessionState{shared.SessionRunning}, shared.SessionWaitingForInput, "")
+	}
+	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnSettled, map[string]any{
+		"session_id": r.id, "turn_id": msg.ID, "outcome": outcome,
+	}, false)
+}
+
+// settleOutcome maps how a prompt ended to a turn outcome.
+func settleOutcome(stop agent.StopReason, err error) string {
+	switch {
+	case err != nil:
+		return "failed"
+	case stop == agent.StopCancelled:
+		return "cancelled"
+	case stop == agent.StopMaxTokens:
+		return "max_tokens"
+	case stop == agent.StopRefusal:
+		return "refusal"
+	default:
+		return "end_turn"
+	}
+}
+
+// Queue returns a session's queued prompts, oldest first.
+func (m *Manager) Queue(ctx context.Context, sessionID string) ([]shared.QueuedPrompt, error) {
+	msgs, err := m.cfg.Store.QueuedMessages(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]shared.QueuedPrompt, len(msgs))
+	for i, msg := range msgs {
+		out[i] = shared.QueuedPrompt{
+			ID: msg.ID, SessionID: msg.SessionID, ClientMessageID: msg.ClientMessageID,
+			Content: msg.Content, CreatedAt: msg.CreatedAt,
+		}
+	}
+	return out, nil
+}
+
+// RemoveQueued takes a prompt out of a session's queue.
+func (m *Manager) RemoveQueued(ctx context.Context, sessionID, queueID string) ([]shared.QueuedPrompt, error) {
+	if err := m.cfg.Store.RemoveQueued(ctx, sessionID, queueID); err != nil {
+		return nil, err
+	}
+	return m.publishQueue(ctx, sessionID), nil
+}
+
+// publishQueue publishes a session's queue and returns it.
+func (m *Manager) publishQueue(ctx context.Context, sessionID string) []shared.QueuedPrompt {
+	queue, err := m.Queue(ctx, sessionID)
+	if err != nil {
+		m.log.Error("load queue", "session", sessionID, "err", err)
+		return nil
+	}
+	m.pub.PublishSession(sessionID, shared.NotifySessionQueueChanged, map[string]any{"session_id": sessionID, "queue": queue}, false)
+	return queue
+}
+
+// Cancel stops what a session is doing: a running turn is cancelled (the
+// session then waits for input), and a session that has not finished
+// starting is cancelled for good. Other sessions are returned unchanged.
+func (m *Manager) Cancel(ctx context.Context, sessionID string) (shared.Session, error) {
+	r, session, err := m.runOf(ctx, sessionID)
+	if err != nil {
+		return shared.Session{}, err
+	}
+	switch session.State {
+	case shared.SessionRunning:
+		if exec := r.execution(); exec != nil {
+			if err := exec.Cancel(ctx); err != nil {
+				return shared.Session{}, shared.Errorf(shared.CodeUnavailable, "the agent did not take the cancellation: %v", err)
+			}
+		}
+		return session, nil
+	case shared.SessionCreated, shared.SessionStarting:
+		s, err := r.transition(ctx, []shared.SessionState{shared.SessionCreated, shared.SessionStarting}, shared.SessionCancelled, "")
+		if err != nil {
+			return shared.Session{}, err
+		}
+		r.stop()
+		return s, nil
+	default:
+		return session, nil
+	}
+}

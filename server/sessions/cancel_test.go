@@ -1,0 +1,101 @@
+package sessions
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/shared"
+)
+
+var (
+	buildOnce sync.Once
+	herdPath  string
+	buildErr  error
+)
+
+// mustBuildHerd builds the herd binary, whose mock-agent subcommand is the
+// agent in these tests, once per test run.
+func mustBuildHerd(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "herd-sessions-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		herdPath = filepath.Join(dir, "herd")
+		if out, err := exec.Command("go", "build", "-o", herdPath, "../../cmd/herd").CombinedOutput(); err != nil {
+			buildErr = err
+			tb.Logf("%s", out)
+		}
+	})
+	require.NoError(tb, buildErr)
+	return herdPath
+}
+
+// agentRunning reports whether a process runs whose command line holds
+// marker.
+func agentRunning(marker string) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), marker) {
+			return true
+		}
+	}
+	return false
+}
+
+// Cancelling a session whose agent is still starting cancels the session
+// for good and stops the agent process.
+func TestCancelWhileStartingStopsTheAgent(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, store.Config{DataDir: dir})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	ws, err := st.CreateWorkspace(ctx, "w")
+	require.NoError(t, err)
+	task, err := st.CreateTask(ctx, shared.TaskCreateRequest{WorkspaceID: ws.ID, Title: "t"})
+	require.NoError(t, err)
+
+	const marker = "--slow-start 2345"
+	slow := agent.Profile{ID: "slow", Name: "Slow mock", Provider: "mock", Command: mustBuildHerd(t), Args: strings.Fields("mock-agent " + marker)}
+	pub := &recorder{}
+	m, err := New(Config{
+		Store:      st,
+		Profile:    func(context.Context, string) (agent.Profile, error) { return slow, nil },
+		ScratchDir: filepath.Join(dir, "scratch"),
+	})
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	require.NoError(t, m.Start(ctx, pub))
+
+	session, err := m.Create(ctx, shared.SessionCreateRequest{TaskID: task.ID, AgentProfileID: "slow"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return pub.has(session.ID + " " + shared.NotifySessionStateChanged + " " + string(shared.SessionStarting))
+	}, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return agentRunning(marker) }, 10*time.Second, 5*time.Millisecond)
+
+	cancelled, err := m.Cancel(ctx, session.ID)
+	require.NoError(t, err)
+	require.Equal(t, shared.SessionCancelled, cancelled.State)
+	require.Eventually(t, func() bool { return !agentRunning(marker) }, 15*time.Second, 20*time.Millisecond,
+		"the agent that was starting is stopped")
+	_, err = m.AddMessage(ctx, session.ID, "late", "hello")
+	require.Equal(t, shared.CodeNotPromptable, shared.ErrorCode(err))
+	got, err := st.GetSession(ctx, session.ID)
+	require.NoError(t, err)
+	require.Equal(t, shared.SessionCancelled, got.State, "starting does not overwrite the cancellation")
+}

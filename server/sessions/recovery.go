@@ -1,0 +1,62 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// recover repairs what a previous process left behind: sessions it left
+// RUNNING wait for input again, sessions it left starting have failed,
+// streaming messages are finished with the text they had, requests no
+// agent waits on are cancelled, and prompts it claimed but did not send
+// go back to their queue. Every repaired state is published; then the
+// recovered sessions' queues are dispatched, so a prompt whose dispatch
+// the crash interrupted runs exactly once.
+func (m *Manager) recover(ctx context.Context) error {
+	st := m.cfg.Store
+	if _, err := st.ReleaseClaims(ctx); err != nil {
+		return err
+	}
+	ids, err := st.StreamingMessageIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := st.FinishMessage(ctx, id, shared.MessageComplete); err != nil {
+			return fmt.Errorf("finish message %s: %w", id, err)
+		}
+	}
+	if _, err := st.CancelPendingRequests(ctx); err != nil {
+		return err
+	}
+	stale, err := st.SessionsInStates(ctx, shared.SessionRunning, shared.SessionStarting, shared.SessionCreated)
+	if err != nil {
+		return err
+	}
+	var resume []*run
+	for _, s := range stale {
+		r, _, err := m.runOf(ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		if s.State == shared.SessionRunning {
+			if _, err := r.transition(ctx, []shared.SessionState{shared.SessionRunning}, shared.SessionWaitingForInput, ""); err != nil {
+				return err
+			}
+			resume = append(resume, r)
+			continue
+		}
+		if _, err := r.transition(ctx, []shared.SessionState{s.State}, shared.SessionFailed, "herd restarted before the agent was ready; start a new session"); err != nil {
+			return err
+		}
+	}
+	if len(stale) > 0 {
+		m.log.Info("recovered sessions", "count", len(stale))
+	}
+	for _, r := range resume {
+		r.kick(m.ctx)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package sessions
+
+import (
+	"context"
+	"slices"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// RespondPermission answers the permission request the session's agent is
+// waiting on under pending_id, with one of its options.
+func (m *Manager) RespondPermission(ctx context.Context, req shared.PermissionRespondRequest) (shared.Message, error) {
+	return m.respond(ctx, req.SessionID, req.PendingID, shared.MessagePermissionRequest, req.OptionID,
+		map[string]any{"selected_option_id": req.OptionID})
+}
+
+// RespondClarification answers the clarification question the session's
+// agent is waiting on under pending_id.
+func (m *Manager) RespondClarification(ctx context.Context, req shared.ClarificationRespondRequest) (shared.Message, error) {
+	return m.respond(ctx, req.SessionID, req.PendingID, shared.MessageClarificationRequest, req.Answer,
+		map[string]any{"answer": req.Answer})
+}
+
+// respond resolves exactly the request named, then hands the answer to the
+// agent.
+func (m *Manager) respond(ctx context.Context, sessionID, pendingID string, kind shared.MessageType, answer string, meta map[string]any) (shared.Message, error) {
+	r, _, err := m.runOf(ctx, sessionID)
+	if err != nil {
+		return shared.Message{}, err
+	}
+	r.mu.Lock()
+	w, ok := r.waiting[pendingID]
+	if ok && w.kind != kind {
+		ok = false
+	}
+	if ok && kind == shared.MessagePermissionRequest && !slices.Contains(w.options, answer) {
+		r.mu.Unlock()
+		return shared.Message{}, shared.Errorf(shared.CodeBadRequest, "option_id %q is not one of the request's options %v", answer, w.options)
+	}
+	if ok {
+		delete(r.waiting, pendingID)
+	}
+	r.mu.Unlock()
+	if !ok {
+		return shared.Message{}, shared.Errorf(shared.CodeNotFound, "the agent of session %q is not waiting on a %s %q", sessionID, kind, pendingID)
+	}
+	msg, err := m.cfg.Store.ResolveRequest(ctx, sessionID, pendingID, shared.MessageResolved, meta)
+	if err != nil {
+		return shared.Message{}, err
+	}
+	m.pub.PublishSession(sessionID, shared.NotifySessionMessageUpdated, msg, false)
+	w.answer <- answer
+	return msg, nil
+}

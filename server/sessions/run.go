@@ -1,0 +1,214 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/coalescer"
+	"github.com/herd-dev/herd/shared"
+)
+
+// run is the live side of one session: its agent execution, its stream
+// coalescer and its admission gate. At most one turn runs at a time.
+type run struct {
+	m           *Manager
+	id          string
+	taskID      string
+	workspaceID string
+
+	mu      sync.Mutex // guards the fields below
+	state   shared.SessionState
+	profile string
+	exec    *agent.Execution
+	co      *coalescer.Coalescer
+	// busy is set while a turn is being dispatched or runs.
+	busy bool
+	// waiting holds the agent's unanswered requests by pending id.
+	waiting  map[string]*waiter
+	stopping bool
+}
+
+// waiter is an agent request waiting for the person's answer.
+type waiter struct {
+	kind    shared.MessageType
+	options []string // permission option ids
+	answer  chan string
+}
+
+func newRun(m *Manager, s shared.Session, workspaceID string) *run {
+	return &run{
+		m: m, id: s.ID, taskID: s.TaskID, workspaceID: workspaceID,
+		state: s.State, profile: s.AgentProfileID, waiting: make(map[string]*waiter),
+	}
+}
+
+// transition moves the session between states in the store, mirrors the
+// new state and publishes it.
+func (r *run) transition(ctx context.Context, from []shared.SessionState, to shared.SessionState, errMsg string) (shared.Session, error) {
+	s, err := r.m.cfg.Store.Transition(ctx, r.id, from, to, errMsg)
+	if err != nil {
+		return s, err
+	}
+	r.mu.Lock()
+	r.state = s.State
+	r.mu.Unlock()
+	r.m.pub.PublishSession(r.id, shared.NotifySessionStateChanged, stateChanged(s), false)
+	return s, nil
+}
+
+func stateChanged(s shared.Session) map[string]any {
+	out := map[string]any{
+		"task_id": s.TaskID, "session_id": s.ID, "state": s.State,
+		"active_subagent_count": s.ActiveSubagentCount,
+	}
+	if s.ForegroundActivity != "" {
+		out["foreground_activity"] = s.ForegroundActivity
+	}
+	return out
+}
+
+// begin starts a new session's agent in the background, then dispatches
+// prompt (when given) once the agent is ready.
+func (r *run) begin(profile agent.Profile, prompt string) {
+	r.m.goTracked(func() {
+		ctx := r.m.ctx
+		if _, err := r.transition(ctx, []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, ""); err != nil {
+			r.m.log.Error("start session", "session", r.id, "err", err)
+			return
+		}
+		if err := r.ensureExecution(ctx, &profile); err != nil {
+			r.fail(ctx, []shared.SessionState{shared.SessionStarting}, err)
+			return
+		}
+		if _, err := r.transition(ctx, []shared.SessionState{shared.SessionStarting}, shared.SessionWaitingForInput, ""); err != nil {
+			return // cancelled while starting
+		}
+		if prompt != "" {
+			if _, _, err := r.m.cfg.Store.AddUserMessage(ctx, r.id, "initial-"+r.id, prompt); err != nil {
+				r.m.log.Error("store initial prompt", "session", r.id, "err", err)
+			}
+		}
+		r.kick(ctx)
+	})
+}
+
+// ensureExecution starts the session's agent unless one runs.
+func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error {
+	r.mu.Lock()
+	if r.exec != nil || r.stopping {
+		stopping := r.stopping
+		r.mu.Unlock()
+		if stopping {
+			return errors.New("the session is stopping")
+		}
+		return nil
+	}
+	profileID := r.profile
+	r.mu.Unlock()
+
+	if profile == nil {
+		p, err := r.m.cfg.Profile(ctx, profileID)
+		if err != nil {
+			return err
+		}
+		profile = &p
+	}
+	dir, err := r.m.workingDir(ctx, r.taskID)
+	if err != nil {
+		return err
+	}
+	sink := newSink(r)
+	co, err := coalescer.New(coalescer.Config{Sink: sink.handle, Metrics: r.m.cfg.Metrics})
+	if err != nil {
+		return err
+	}
+	coDone := make(chan struct{})
+	r.m.goTracked(func() {
+		defer close(coDone)
+		_ = co.Run(r.m.ctx)
+	})
+	r.mu.Lock()
+	r.co = co
+	r.mu.Unlock()
+	exec, err := agent.Start(r.m.ctx, agent.Options{
+		Profile: *profile, Cwd: dir, Handler: r, ClientVersion: r.m.cfg.Version, Logger: r.m.log,
+	})
+	if err != nil {
+		co.Close()
+		<-coDone
+		return fmt.Errorf("start %s: %w", profile.Name, err)
+	}
+	r.mu.Lock()
+	stopping := r.stopping
+	if !stopping {
+		r.exec = exec
+	}
+	r.mu.Unlock()
+	r.m.goTracked(func() { r.watch(exec, co, coDone) })
+	if stopping {
+		// Cancelled while the agent was starting: do not keep it.
+		_ = exec.Close()
+		return errors.New("the session was cancelled while its agent started")
+	}
+	return nil
+}
+
+// watch waits for an execution to end. An agent that exits on its own
+// fails the session; the stream is flushed either way.
+func (r *run) watch(exec *agent.Execution, co *coalescer.Coalescer, coDone <-chan struct{}) {
+	<-exec.Done()
+	co.Close()
+	<-coDone
+	r.mu.Lock()
+	if r.exec == exec {
+		r.exec, r.co = nil, nil
+	}
+	stopping := r.stopping
+	for id, w := range r.waiting {
+		close(w.answer)
+		delete(r.waiting, id)
+	}
+	r.mu.Unlock()
+	if !stopping && exec.Err() != nil {
+		r.fail(r.m.ctx, []shared.SessionState{shared.SessionStarting, shared.SessionRunning, shared.SessionWaitingForInput}, exec.Err())
+	}
+}
+
+// fail moves the session to FAILED with a message a person can act on.
+func (r *run) fail(ctx context.Context, from []shared.SessionState, err error) {
+	msg := err.Error()
+	if len(msg) > shared.MaxErrorPreviewBytes*4 {
+		msg = strings.ToValidUTF8(msg[:shared.MaxErrorPreviewBytes*4], "")
+	}
+	r.m.log.Info("session failed", "session", r.id, "err", err)
+	_, _ = r.transition(ctx, from, shared.SessionFailed, msg)
+}
+
+// stop tears the execution down; the session keeps its state.
+func (r *run) stop() {
+	r.mu.Lock()
+	r.stopping = true
+	exec := r.exec
+	r.mu.Unlock()
+	if exec != nil {
+		_ = exec.Close()
+	}
+}
+
+// coalescer returns the running execution's coalescer, or nil.
+func (r *run) coalescer() *coalescer.Coalescer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.co
+}
+
+// execution returns the running execution, or nil.
+func (r *run) execution() *agent.Execution {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.exec
+}

@@ -1,0 +1,188 @@
+package server_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// newTaskSession creates a workspace, a task and a mock session, opens the
+// session on c and waits until it waits for input.
+func newTaskSession(t *testing.T, c *wsClient) (task, session map[string]any) {
+	t.Helper()
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	task = c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "agent task"})
+	session = c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": "mock"})
+	require.Equal(t, "CREATED", session["state"])
+	sub := c.call("session.subscribe", map[string]any{"session_id": session["id"]})
+	require.Equal(t, true, sub["joined"])
+	awaitState(t, c, session["id"], "WAITING_FOR_INPUT")
+	return task, session
+}
+
+// awaitState waits for a session.state_changed to state (or for the
+// snapshot to already show it).
+func awaitState(t *testing.T, c *wsClient, sessionID any, state string) {
+	t.Helper()
+	for {
+		n := c.awaitNotification("session.state_changed")
+		if n["session_id"] == sessionID && n["state"] == state {
+			return
+		}
+		require.NotEqual(t, "FAILED", n["state"], "session failed: %v", n)
+	}
+}
+
+// awaitSettled waits for the next session.turn.settled and returns its
+// outcome.
+func awaitSettled(t *testing.T, c *wsClient) string {
+	t.Helper()
+	return c.awaitNotification("session.turn.settled")["outcome"].(string)
+}
+
+// transcript lists a session's messages as "type:content" lines.
+func transcript(t *testing.T, c *wsClient, sessionID any) []string {
+	t.Helper()
+	page := c.call("message.list", map[string]any{"session_id": sessionID})
+	var out []string
+	for _, m := range page["messages"].([]any) {
+		msg := m.(map[string]any)
+		out = append(out, fmt.Sprintf("%s:%s", msg["type"], msg["content"]))
+	}
+	return out
+}
+
+func TestSessionEchoesAPrompt(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+
+	added := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "m-1", "content": "hello herd"})
+	require.Equal(t, "dispatched", added["outcome"])
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	require.Equal(t, []string{"user:hello herd", "agent:hello herd"}, transcript(t, c, session["id"]))
+}
+
+func TestStreamArrivesByteExact(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "s-1", "content": "/scenario stream 2000"})
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	var want strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&want, "%d ", i)
+	}
+	lines := transcript(t, c, session["id"])
+	require.Equal(t, "agent:"+want.String(), lines[len(lines)-1])
+}
+
+// Concurrent sends of one client_message_id from two connections store one
+// message and dispatch one prompt.
+func TestDuplicateSendsDispatchOnce(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+	other := MustDial(t, srv, nil)
+
+	var wg sync.WaitGroup
+	outcomes := make([]string, 2)
+	for i, conn := range []*wsClient{c, other} {
+		id := conn.send("message.add", map[string]any{"session_id": session["id"], "client_message_id": "dup", "content": "only once"})
+		wg.Go(func() {
+			reply, _ := conn.awaitReply(id)
+			outcomes[i] = reply["payload"].(map[string]any)["outcome"].(string)
+		})
+	}
+	wg.Wait()
+	require.ElementsMatch(t, []string{"dispatched", "duplicate"}, outcomes)
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	require.Equal(t, []string{"user:only once", "agent:only once"}, transcript(t, c, session["id"]))
+
+	retry := c.call("message.add", map[string]any{"session_id": session["id"], "message_id": "dup", "content": "only once"})
+	require.Equal(t, "duplicate", retry["outcome"], "message_id is an alias of client_message_id")
+	c.assertQuiet()
+}
+
+// A prompt sent while the agent works is queued and dispatched when the
+// turn settles.
+func TestFollowUpIsQueuedWhileRunning(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "q-1", "content": "/scenario sleep 300"})
+	awaitState(t, c, session["id"], "RUNNING")
+	queued := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "q-2", "content": "next please"})
+	require.Equal(t, "queued", queued["outcome"])
+	queue := c.call("message.queue.get", map[string]any{"session_id": session["id"]})
+	require.Len(t, queue["queue"], 1)
+
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	lines := transcript(t, c, session["id"])
+	require.Equal(t, []string{"user:next please", "agent:next please"}, lines[len(lines)-2:])
+	require.Empty(t, c.call("message.queue.get", map[string]any{"session_id": session["id"]})["queue"])
+}
+
+func TestPermissionAnswerDecidesTheTurn(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "p-1", "content": "/scenario permission"})
+	var request map[string]any
+	for request == nil {
+		m := c.awaitNotification("session.message.added")
+		if m["type"] == "permission_request" {
+			request = m
+		}
+	}
+	require.Equal(t, "pending", request["status"])
+	options := request["metadata"].(map[string]any)["options"].([]any)
+	require.NotEmpty(t, options)
+	first := options[0].(map[string]any)["option_id"]
+
+	c.callErr("permission.respond", map[string]any{"session_id": session["id"], "pending_id": "nope", "option_id": first}, "not_found")
+	c.callErr("permission.respond", map[string]any{"session_id": session["id"], "pending_id": request["pending_id"], "option_id": "not-an-option"}, "bad_request")
+	resolved := c.call("permission.respond", map[string]any{"session_id": session["id"], "pending_id": request["pending_id"], "option_id": first})
+	require.Equal(t, "resolved", resolved["status"])
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+}
+
+func TestCrashedAgentFailsTheSessionAndRefusesPrompts(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "x-1", "content": "/scenario crash"})
+	awaitState(t, c, session["id"], "RUNNING")
+	for {
+		n := c.awaitNotification("session.state_changed")
+		if n["state"] == "FAILED" {
+			break
+		}
+	}
+	sessions := c.call("session.list", map[string]any{"task_id": session["task_id"]})["sessions"].([]any)
+	require.NotEmpty(t, sessions[0].(map[string]any)["error_message"])
+	c.callErr("message.add", map[string]any{"session_id": session["id"], "client_message_id": "x-2", "content": "hello?"}, "not_promptable")
+	retry := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "x-1", "content": "/scenario crash"})
+	require.Equal(t, "duplicate", retry["outcome"], "a retry is a duplicate even after the session failed")
+}
+
+func TestSessionSubscribeReplaysOnlyOnJoin(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+	again := c.call("session.subscribe", map[string]any{"session_id": session["id"]})
+	require.Equal(t, map[string]any{"joined": false}, again)
+	c.call("session.focus", map[string]any{"session_id": session["id"]})
+	c.assertQuiet()
+
+	viewer := MustDial(t, srv, nil)
+	first := viewer.call("session.subscribe", map[string]any{"session_id": session["id"]})
+	require.Equal(t, true, first["joined"])
+	snap := first["snapshot"].(map[string]any)
+	require.Equal(t, "WAITING_FOR_INPUT", snap["session"].(map[string]any)["state"])
+	viewer.callErr("session.subscribe", map[string]any{"session_id": "missing"}, "not_found")
+}
