@@ -77,6 +77,9 @@ type wsClient struct {
 	nextID atomic.Int64
 	frames chan map[string]any
 	closed chan error
+	// backlog holds frames read while waiting for a reply, for the waits
+	// that come after; one test goroutine uses a client at a time.
+	backlog []map[string]any
 }
 
 // MustDial opens a WebSocket to the server and starts reading frames.
@@ -129,8 +132,20 @@ func (c *wsClient) send(action string, payload any) string {
 	return id
 }
 
-// next returns the next frame, failing the test after a generous deadline.
+// next returns the next frame (the backlog first), failing the test after
+// a generous deadline.
 func (c *wsClient) next() map[string]any {
+	c.tb.Helper()
+	if len(c.backlog) > 0 {
+		f := c.backlog[0]
+		c.backlog = c.backlog[1:]
+		return f
+	}
+	return c.read()
+}
+
+// read returns the next frame from the socket.
+func (c *wsClient) read() map[string]any {
 	c.tb.Helper()
 	select {
 	case f, ok := <-c.frames:
@@ -144,15 +159,23 @@ func (c *wsClient) next() map[string]any {
 	}
 }
 
-// awaitReply returns the response or error answering id, collecting the
-// notifications that arrive before it.
+// awaitReply returns the response or error answering id. Other frames
+// read meanwhile are kept in the backlog; the notifications among them are
+// also returned.
 func (c *wsClient) awaitReply(id string) (reply map[string]any, notes []map[string]any) {
 	c.tb.Helper()
+	for i, f := range c.backlog {
+		if f["id"] == id {
+			c.backlog = append(c.backlog[:i:i], c.backlog[i+1:]...)
+			return f, nil
+		}
+	}
 	for {
-		f := c.next()
+		f := c.read()
 		if f["id"] == id {
 			return f, notes
 		}
+		c.backlog = append(c.backlog, f)
 		if f["type"] == "notification" {
 			notes = append(notes, f)
 		}
