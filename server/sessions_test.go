@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -185,4 +187,35 @@ func TestSessionSubscribeReplaysOnlyOnJoin(t *testing.T) {
 	snap := first["snapshot"].(map[string]any)
 	require.Equal(t, "WAITING_FOR_INPUT", snap["session"].(map[string]any)["state"])
 	viewer.callErr("session.subscribe", map[string]any{"session_id": "missing"}, "not_found")
+}
+
+// agentProcesses counts running processes started from this test run's
+// herd binary (the mock agents).
+func agentProcesses(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	n := 0
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(string(cmdline), herdBinary+"\x00mock-agent") {
+			n++
+		}
+	}
+	return n
+}
+
+// Shutting the server down stops every agent, mid-turn or idle: no
+// process outlives it.
+func TestShutdownLeavesNoAgentProcess(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, busy := newTaskSession(t, c)
+	c.call("message.add", map[string]any{"session_id": busy["id"], "client_message_id": "long", "content": "/scenario sleep 60000"})
+	awaitState(t, c, busy["id"], "RUNNING")
+	_, _ = newTaskSession(t, c)
+	require.Equal(t, 2, agentProcesses(t))
+
+	require.NoError(t, srv.Shutdown(t.Context()))
+	require.Zero(t, agentProcesses(t), "agents outlived the server")
 }
