@@ -43,6 +43,22 @@ func mustBuildHerd(tb testing.TB) string {
 	return herdPath
 }
 
+// mustTask opens a SQLite store in a temporary directory and creates a
+// workspace and a task in it.
+func mustTask(tb testing.TB) (*store.Store, shared.Task, string) {
+	tb.Helper()
+	ctx := context.Background()
+	dir := tb.TempDir()
+	st, err := store.Open(ctx, store.Config{DataDir: dir})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { st.Close() })
+	ws, err := st.CreateWorkspace(ctx, "w")
+	require.NoError(tb, err)
+	task, err := st.CreateTask(ctx, shared.TaskCreateRequest{WorkspaceID: ws.ID, Title: "t"})
+	require.NoError(tb, err)
+	return st, task, dir
+}
+
 // agentRunning reports whether a process runs whose command line holds
 // marker.
 func agentRunning(marker string) bool {
@@ -60,14 +76,7 @@ func agentRunning(marker string) bool {
 // for good and stops the agent process.
 func TestCancelWhileStartingStopsTheAgent(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, store.Config{DataDir: dir})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	ws, err := st.CreateWorkspace(ctx, "w")
-	require.NoError(t, err)
-	task, err := st.CreateTask(ctx, shared.TaskCreateRequest{WorkspaceID: ws.ID, Title: "t"})
-	require.NoError(t, err)
+	st, task, dir := mustTask(t)
 
 	const marker = "--slow-start 2345"
 	slow := agent.Profile{ID: "slow", Name: "Slow mock", Provider: "mock", Command: mustBuildHerd(t), Args: strings.Fields("mock-agent " + marker)}

@@ -54,16 +54,8 @@ func (r *recorder) has(event string) bool {
 // streamed text, cancels the request, and dispatches the prompt once.
 func TestRecoveryRepairsWhatACrashLeft(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
 	herd := mustBuildHerd(t)
-
-	st, err := store.Open(ctx, store.Config{DataDir: dir})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	ws, err := st.CreateWorkspace(ctx, "w")
-	require.NoError(t, err)
-	task, err := st.CreateTask(ctx, shared.TaskCreateRequest{WorkspaceID: ws.ID, Title: "t"})
-	require.NoError(t, err)
+	st, task, dir := mustTask(t)
 	session, err := st.CreateSession(ctx, task.ID, agent.MockProfileID)
 	require.NoError(t, err)
 	for _, step := range [][2]shared.SessionState{
