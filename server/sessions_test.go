@@ -123,6 +123,13 @@ func TestFollowUpIsQueuedWhileRunning(t *testing.T) {
 	require.Len(t, queue["queue"], 1)
 
 	require.Equal(t, "end_turn", awaitSettled(t, c))
+	for {
+		// Once the follow-up is sent, the queue is published empty.
+		changed := c.awaitNotification("session.queue.changed")
+		if len(changed["queue"].([]any)) == 0 {
+			break
+		}
+	}
 	require.Equal(t, "end_turn", awaitSettled(t, c))
 	lines := transcript(t, c, session["id"])
 	require.Equal(t, []string{"user:next please", "agent:next please"}, lines[len(lines)-2:])
@@ -218,4 +225,45 @@ func TestShutdownLeavesNoAgentProcess(t *testing.T) {
 
 	require.NoError(t, srv.Shutdown(t.Context()))
 	require.Zero(t, agentProcesses(t), "agents outlived the server")
+}
+
+// A task row follows its session through the workspace feed alone: a
+// connection that never opens the session sees the summary report the
+// session running and generating, waiting on a permission, then waiting
+// for input.
+func TestTaskSummaryFollowsTheSessionWithoutASubscription(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	task, session := newTaskSession(t, c)
+	rows := MustDial(t, srv, nil)
+	rows.call("workspace.subscribe", map[string]any{"workspace_id": task["workspace_id"]})
+
+	awaitSummary := func(match func(s map[string]any) bool) map[string]any {
+		t.Helper()
+		for {
+			n := rows.awaitNotification("task.status_summary.updated")
+			require.Equal(t, task["id"], n["task_id"])
+			if s := n["status_summary"].(map[string]any); match(s) {
+				return s
+			}
+		}
+	}
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "sum-1", "content": "/scenario permission"})
+	running := awaitSummary(func(s map[string]any) bool { return s["foreground_activity"] == "generating" })
+	require.Equal(t, map[string]any{"id": session["id"], "state": "RUNNING"}, running["primary_session"])
+	awaitSummary(func(s map[string]any) bool { return s["pending_action"] == "permission" })
+
+	var request map[string]any
+	for request == nil {
+		if m := c.awaitNotification("session.message.added"); m["type"] == "permission_request" {
+			request = m
+		}
+	}
+	option := request["metadata"].(map[string]any)["options"].([]any)[0].(map[string]any)["option_id"]
+	c.call("permission.respond", map[string]any{"session_id": session["id"], "pending_id": request["pending_id"], "option_id": option})
+	settled := awaitSummary(func(s map[string]any) bool {
+		return s["primary_session"].(map[string]any)["state"] == "WAITING_FOR_INPUT"
+	})
+	require.NotContains(t, settled, "pending_action")
+	require.NotContains(t, settled, "foreground_activity")
 }

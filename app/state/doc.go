@@ -44,4 +44,34 @@
 // Mark taken before the request is sent and Retain called after the last
 // page drops the tasks the listing no longer holds (deleted or archived while
 // the client was offline), except those a live event wrote after the Mark.
+//
+// # An opened session
+//
+// SessionDetail holds the one session the UI shows: the session, its
+// messages by id in seq order, its queue, and the seq of the last semantic
+// notification. The snapshot of session.subscribe is applied first; the
+// notifications that arrived before it (seq ≥ 1) are buffered and applied
+// after it. A semantic notification whose seq is not last+1 means frames
+// were missed: the detail stops applying and reports Resync, and the UI
+// subscribes again. A session.message.updated of a still-streaming message
+// may repeat the last seq (an intermediate update) or take the next one.
+//
+// Per-frame batching: session.message.updated payloads are kept newest per
+// message and applied by Flush, which the UI calls once per animation
+// frame, so a streaming message costs one transcript write per frame.
+// Every other notification (message added or deleted, turn settled, …) is
+// an ordered barrier that flushes the batch before it is applied. Messages
+// are written by one function under newest-wins: the later updated_at
+// wins, and at equal times a terminal status beats streaming, so a late
+// intermediate update never overwrites a final state.
+//
+// # Sending prompts
+//
+// Outbox keeps a session's prompts until the server confirms them, each
+// with its own client_message_id, in a KV (localStorage in the browser).
+// A lost answer (timeout, dropped connection) leaves a prompt unconfirmed;
+// after the reconnect it is sent again with the same id, which message.add
+// answers as a duplicate when the first send arrived. Only after
+// MaxSendAttempts uncertain sends is its outcome shown as unknown. A
+// server error is a definitive refusal and is shown as such.
 package state

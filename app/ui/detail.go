@@ -9,9 +9,10 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// renderDetail draws the selected task: what it is, where it works, and
-// what its summary says. The session transcript is not part of this view.
-func renderDetail(t shared.Task) app.UI {
+// renderDetail draws the selected task: what it is, its session pane (nil
+// in the server's render, which then says what the summary knows), where
+// it works, and what its summary says.
+func renderDetail(t shared.Task, sessions app.UI) app.UI {
 	row := state.RowOf(t)
 	sum := t.StatusSummary
 	return app.Article().Class("task-detail").Aria("labelledby", "detail-title").Body(
@@ -32,6 +33,11 @@ func renderDetail(t shared.Task) app.UI {
 		app.If(sum != nil && sum.ActiveError != nil, func() app.UI {
 			return app.P().Class("banner", "banner-error").Role("alert").Text("Agent error: " + sum.ActiveError.Preview)
 		}),
+		app.Section().Class("detail-section", "detail-sessions").Aria("labelledby", "detail-session").Body(
+			app.H2().ID("detail-session").Class("visually-hidden").Text("Session"),
+			app.If(sessions != nil, func() app.UI { return sessions }).
+				Else(func() app.UI { return renderSession(row) }),
+		),
 		app.Section().Class("detail-section").Aria("labelledby", "detail-description").Body(
 			app.H2().ID("detail-description").Text("Description"),
 			app.If(t.Description != "", func() app.UI {
@@ -50,10 +56,6 @@ func renderDetail(t shared.Task) app.UI {
 				)
 			}),
 			app.If(sum != nil && sum.PullRequest != nil, func() app.UI { return renderPullRequest(row, sum.PullRequest) }),
-		),
-		app.Section().Class("detail-section").Aria("labelledby", "detail-session").Body(
-			app.H2().ID("detail-session").Text("Session"),
-			renderSession(row),
 		),
 	)
 }
@@ -103,6 +105,5 @@ func renderSession(row state.Row) app.UI {
 				return app.Text(" · " + plural(row.Queued, "queued prompt", "queued prompts"))
 			}),
 		),
-		app.P().Class("muted").Text("The session transcript is not shown in this view yet."),
 	)
 }

@@ -39,8 +39,22 @@
 //     workspace feed on the server, so there is no separate subscribe.
 //   - Notifications: task.created, task.updated, task.deleted and
 //     task.status_summary.updated become store writes.
+//   - Session notifications go to the session pane, which keeps the
+//     selected task's shown session subscribed (state.SessionDetail): it
+//     lists the task's sessions, subscribes to the primary or newest one,
+//     unsubscribes when another task or session is shown, subscribes again
+//     after a reconnect or a seq gap, and flushes streamed message updates
+//     once per requestAnimationFrame. Unconfirmed prompts (state.Outbox)
+//     are sent again with their ids once the session is loaded again.
+//     Requests report back through the shell's context, never through an
+//     event's: go-app drops a dispatch whose source element has left the
+//     page.
 //   - The browser's online and visibilitychange events nudge the client
 //     to reconnect at once instead of waiting out its backoff.
+//
+// With ?test-hooks=1 in the page URL, window.__herdTestDropAfterNextSend()
+// makes the client drop its connection right after the next message.add
+// is sent, so browser tests can lose an answer the way a network does.
 //
 // #app-root carries data-ready="true" once the first boot response has been
 // applied in the browser; the server's render never has it.
@@ -48,6 +62,6 @@
 // # Goroutines
 //
 // The package starts none of its own. The wsclient.Client owns its
-// goroutines and the boot hook; creating a task runs its request in
-// ctx.Async. Results always come back through ctx.Dispatch.
+// goroutines and the boot hook; creating a task and every session request
+// run in ctx.Async. Results always come back through ctx.Dispatch.
 package ui

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
+	"sync/atomic"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -33,13 +35,34 @@ type link struct {
 // starts it.
 func newLink(ctx app.Context, s *shell) *link {
 	l := &link{ui: ctx, shell: s, workspaceID: s.bootWorkspaceID}
-	l.client = wsclient.New(wsclient.Options{
+	opts := wsclient.Options{
 		URL:            socketURL(app.Window().URL()),
 		OnConnect:      l.boot,
 		OnNotification: l.notify,
 		OnStatus:       l.status,
-	})
+	}
+	if app.Window().URL().Query().Get("test-hooks") == "1" {
+		opts.OnRequestSent = l.installTestHooks()
+	}
+	l.client = wsclient.New(opts)
 	return l
+}
+
+// installTestHooks is for browser tests only (the page was opened with
+// ?test-hooks=1): window.__herdTestDropAfterNextSend() arms a drop of the
+// connection right after the next message.add has been sent, so that its
+// answer is lost the way a network failure loses it.
+func (l *link) installTestHooks() func(action string) {
+	var armed atomic.Bool
+	app.Window().Set("__herdTestDropAfterNextSend", app.FuncOf(func(app.Value, []app.Value) any {
+		armed.Store(true)
+		return nil
+	}))
+	return func(action string) {
+		if action == shared.ActionMessageAdd && armed.CompareAndSwap(true, false) {
+			l.client.Drop()
+		}
+	}
 }
 
 // socketURL returns the WebSocket URL of the server that served page.
@@ -90,6 +113,9 @@ func (l *link) boot(ctx context.Context) {
 		return
 	}
 	l.workspaceID = resp.WorkspaceID
+	// The new connection has no session open: subscribe the shown one
+	// again (and reconcile its unconfirmed prompts once it is loaded).
+	l.ui.Dispatch(func(ctx app.Context) { l.shell.sessions.reconnected(ctx) })
 	listed := make(map[string]struct{}, len(resp.Tasks))
 	writes := taskWrites(resp.Tasks, listed)
 	l.ui.Dispatch(func(app.Context) {
@@ -162,6 +188,9 @@ func (l *link) notify(env shared.Envelope) {
 		}
 		w = state.SummaryWrite(ev.TaskID, ev.StatusSummary)
 	default:
+		if strings.HasPrefix(env.Action, "session.") {
+			l.ui.Dispatch(func(ctx app.Context) { l.shell.sessions.push(ctx, env) })
+		}
 		return
 	}
 	l.apply(w)

@@ -110,7 +110,10 @@ func (s *shell) onCreate(ctx app.Context, e app.Event) {
 	ctx.Async(func() {
 		var created shared.Task
 		err := client.Request(context.Background(), shared.ActionTaskCreate, req, &created)
-		ctx.Dispatch(func(app.Context) { s.created(created, err) })
+		ctx.Dispatch(func(ctx app.Context) {
+			s.created(created, err)
+			s.syncSessions(ctx)
+		})
 	})
 }
 

@@ -45,6 +45,8 @@ type shell struct {
 	// link and wake exist only while mounted in the browser.
 	link *link
 	wake *wakeListener
+	// sessions is the selected task's session pane; browser only.
+	sessions *sessionView
 
 	// ready is set once the first boot response has been applied.
 	ready bool
@@ -70,6 +72,7 @@ func (s *shell) OnMount(ctx app.Context) {
 	s.measure()
 	ctx.Handle(actionSelectTask, s.onSelectTask)
 	s.link = newLink(ctx, s)
+	s.sessions = newSessionView(s)
 	s.wake = listenForWake(s.link.client.Nudge)
 	s.link.client.Start()
 }
@@ -80,6 +83,7 @@ func (s *shell) OnMount(ctx app.Context) {
 func (s *shell) OnDismount() {
 	s.wake.release()
 	s.link.client.Close()
+	s.sessions.release()
 }
 
 // OnResize switches between the phone and the desktop layout.
@@ -169,7 +173,7 @@ func (s *shell) renderMain() app.UI {
 		app.If(s.bootErr != "", func() app.UI {
 			return app.P().Class("banner", "banner-error").Role("alert").Text("Could not load tasks: " + s.bootErr)
 		}),
-		app.If(selected, func() app.UI { return renderDetail(t) }).
+		app.If(selected, func() app.UI { return renderDetail(t, s.sessionPane()) }).
 			Else(s.renderNewTask),
 	)
 }
@@ -182,9 +186,29 @@ func (s *shell) onSelectTask(ctx app.Context, a app.Action) {
 		return
 	}
 	s.selectedID = id
+	s.syncSessions(ctx)
 	if s.sheetOpen {
 		s.closeSheet(ctx)
 	}
+}
+
+// syncSessions points the session pane at the selected task; an unchanged
+// selection changes nothing.
+func (s *shell) syncSessions(ctx app.Context) {
+	if s.sessions == nil {
+		return
+	}
+	t, _ := s.store.Task(s.selectedID)
+	s.sessions.show(ctx, t)
+}
+
+// sessionPane is the session pane in the browser; nil on the server,
+// whose render has no connection to list sessions with.
+func (s *shell) sessionPane() app.UI {
+	if s.sessions == nil || s.sessions.taskID != s.selectedID {
+		return nil
+	}
+	return s.sessions.renderSessionPane()
 }
 
 // focus moves keyboard focus to the element with id once the current

@@ -102,6 +102,7 @@ func (s *shell) closeSheet(ctx app.Context) {
 // onNewTask shows the new task form.
 func (s *shell) onNewTask(ctx app.Context, _ app.Event) {
 	s.selectedID = ""
+	s.syncSessions(ctx)
 	s.sheetOpen = false
 	focus(ctx, idNewTaskTitle)
 }

@@ -65,6 +65,11 @@ type Options struct {
 	// OnNotification receives every notification envelope, in arrival
 	// order, on the reading goroutine. It must return quickly.
 	OnNotification func(shared.Envelope)
+	// OnRequestSent, when set, runs on the requesting goroutine right after
+	// a request frame has been handed to the socket. It must return
+	// quickly; the web app's test hooks use it to drop the connection at a
+	// chosen moment.
+	OnRequestSent func(action string)
 	// OnStatus receives every status change on the client's goroutine. It
 	// must return quickly and must not call Close.
 	OnStatus func(Status)
@@ -172,6 +177,20 @@ func (c *Client) Close() {
 	})
 }
 
+// Drop closes the current connection as if the network had failed: the
+// requests waiting on it are rejected with ErrClosed at once, anything the
+// server still sends on it is ignored, and the client dials again after
+// its backoff. Without a connection it does nothing.
+func (c *Client) Drop() {
+	c.mu.Lock()
+	cur := c.cur
+	c.mu.Unlock()
+	if cur != nil {
+		cur.fail()
+		_ = cur.ws.CloseNow()
+	}
+}
+
 // run dials, serves and backs off until Close.
 func (c *Client) run() {
 	for attempt := 0; ; attempt++ {
@@ -244,7 +263,7 @@ func (c *Client) serve(ws *websocket.Conn) {
 func (c *Client) read(cn *conn) {
 	for {
 		_, data, err := cn.ws.Read(context.Background())
-		if err != nil {
+		if err != nil || cn.isFailed() {
 			return
 		}
 		var env shared.Envelope

@@ -311,3 +311,32 @@ func TestUnreadableErrorEnvelopeIsAnInternalError(t *testing.T) {
 	require.True(t, errors.As(err, &coded))
 	assert.Equal(t, shared.CodeInternal, coded.Code)
 }
+
+func TestDropAfterARequestWasSentRejectsItAndReconnects(t *testing.T) {
+	received := make(chan struct{}, 1)
+	url := startServer(t, func(ctx context.Context, c *websocket.Conn) {
+		// Read the request and never answer it: only the drop ends it.
+		if _, err := readRequest(ctx, c); err == nil {
+			received <- struct{}{}
+		}
+		echoServer(ctx, c)
+	})
+	connects := make(chan struct{}, 10)
+	var c *Client
+	c = startClient(t, url, Options{
+		RequestTimeout: time.Hour,
+		OnConnect:      func(context.Context) { connects <- struct{}{} },
+		OnRequestSent: func(action string) {
+			if action == "drop-me" {
+				c.Drop()
+			}
+		},
+	})
+	receive(t, connects, "the first OnConnect")
+	err := c.Request(t.Context(), "drop-me", nil, nil)
+	assert.ErrorIs(t, err, ErrClosed, "the answer is lost with the connection")
+	receive(t, received, "the server to have the request that was sent before the drop")
+	receive(t, connects, "OnConnect after the reconnect")
+	c.Drop()
+	receive(t, connects, "OnConnect after a second drop")
+}

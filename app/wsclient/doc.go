@@ -24,6 +24,8 @@
 // visible. After every successful dial, and before any other use of that
 // connection, the client runs the one OnConnect hook, where the application
 // boots and subscribes again; the hook's context ends with the connection.
+// Drop ends the current connection as a network failure would: waiting
+// requests fail with ErrClosed at once and nothing more is read from it.
 //
 // # Goroutines
 //

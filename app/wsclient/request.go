@@ -54,6 +54,9 @@ func (c *Client) Request(ctx context.Context, action string, payload, out any) e
 		}
 		return fmt.Errorf("%s: %w: %v", action, ErrClosed, err)
 	}
+	if c.opts.OnRequestSent != nil {
+		c.opts.OnRequestSent(action)
+	}
 
 	select {
 	case env := <-reply:
@@ -130,6 +133,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	pending map[string]chan shared.Envelope // guarded by mu; by request id
+	failed  bool                            // guarded by mu; set by fail
 }
 
 // newConn wraps an open connection.
@@ -159,11 +163,27 @@ func (cn *conn) deliver(env shared.Envelope) {
 	cn.mu.Lock()
 	ch, ok := cn.pending[env.ID]
 	delete(cn.pending, env.ID)
+	ok = ok && !cn.failed
 	cn.mu.Unlock()
 	if ok {
 		ch <- env
 	}
 }
 
-// fail marks the connection as gone, rejecting every waiting request.
-func (cn *conn) fail() { close(cn.done) }
+// fail marks the connection as gone, rejecting every waiting request; an
+// answer read after it is dropped. Calls after the first do nothing.
+func (cn *conn) fail() {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if !cn.failed {
+		cn.failed = true
+		close(cn.done)
+	}
+}
+
+// isFailed reports whether fail was called.
+func (cn *conn) isFailed() bool {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.failed
+}

@@ -80,14 +80,12 @@ func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
 	return head, true
 }
 
-// kick dispatches the head of the queue if the session is idle.
+// kick dispatches the head of the queue if the session is idle; the turn
+// publishes the queue once it has claimed its prompt.
 func (r *run) kick(ctx context.Context) {
 	r.mu.Lock()
-	_, dispatching := r.admitLocked(ctx)
+	r.admitLocked(ctx)
 	r.mu.Unlock()
-	if dispatching {
-		r.m.publishQueue(ctx, r.id)
-	}
 }
 
 // turnEnd is a coalescer barrier marking the end of a turn: when the sink
@@ -113,6 +111,8 @@ func (r *run) turn(prompt shared.Message) {
 		_, _ = r.transition(ctx, []shared.SessionState{shared.SessionRunning}, shared.SessionWaitingForInput, "")
 		return
 	}
+	// The prompt left the queue when it was claimed.
+	r.m.publishQueue(ctx, r.id)
 	if err := r.ensureExecution(ctx, nil); err != nil {
 		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, err)
 		return
@@ -200,6 +200,9 @@ func (m *Manager) publishQueue(ctx context.Context, sessionID string) []shared.Q
 		return nil
 	}
 	m.pub.PublishSession(sessionID, shared.NotifySessionQueueChanged, map[string]any{"session_id": sessionID, "queue": queue}, false)
+	if s, err := m.cfg.Store.GetSession(ctx, sessionID); err == nil {
+		m.projectSummary(ctx, s.TaskID)
+	}
 	return queue
 }
 

@@ -31,6 +31,9 @@ func (m *Manager) recover(ctx context.Context) error {
 	if _, err := st.CancelPendingRequests(ctx); err != nil {
 		return err
 	}
+	// A request waits only during a turn, so every task whose request was
+	// cancelled here has a RUNNING session below, and each transition
+	// re-derives its task's summary.
 	stale, err := st.SessionsInStates(ctx, shared.SessionRunning, shared.SessionStarting, shared.SessionCreated)
 	if err != nil {
 		return err

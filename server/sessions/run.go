@@ -57,6 +57,7 @@ func (r *run) transition(ctx context.Context, from []shared.SessionState, to sha
 	r.state = s.State
 	r.mu.Unlock()
 	r.m.pub.PublishSession(r.id, shared.NotifySessionStateChanged, stateChanged(s), false)
+	r.m.projectSummary(ctx, r.taskID)
 	return s, nil
 }
 

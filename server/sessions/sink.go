@@ -113,6 +113,7 @@ func (s *sink) barrier(ctx context.Context, ev any) {
 			return
 		}
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageAdded, msg, false)
+		s.r.m.projectSummary(ctx, s.r.taskID)
 		ev.done <- msg
 	case agent.Event:
 		switch ev.Kind {
@@ -157,7 +158,8 @@ func (s *sink) tool(ctx context.Context, t *agent.ToolCall) {
 			s.r.m.log.Error("update tool call", "session", s.r.id, "err", err)
 			return
 		}
-		s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, msg, false)
+		// A call still running is an intermediate state; its end is final.
+		s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, msg, msg.Status == shared.MessageStreaming)
 		return
 	}
 	msg, err := st.AppendMessage(ctx, store.NewMessage{SessionID: s.r.id, Type: shared.MessageToolCall, Content: t.Title, Status: status, Metadata: meta})
@@ -291,6 +293,7 @@ func (r *run) ask(ctx context.Context, kind shared.MessageType, options []string
 		cancelled := shared.MessageCancelled
 		if stored, err := r.m.cfg.Store.ResolveRequest(r.m.ctx, r.id, pendingID, cancelled, nil); err == nil {
 			r.m.pub.PublishSession(r.id, shared.NotifySessionMessageUpdated, stored, false)
+			r.m.projectSummary(r.m.ctx, r.taskID)
 		}
 		return "", ctx.Err()
 	}

@@ -1,0 +1,370 @@
+package state
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+// SessionDetail is the client's copy of one opened session: the session,
+// its transcript ordered by seq, its queue, and the position in the
+// session's notification stream. Like Store it is owned by the UI
+// goroutine and needs no lock.
+//
+// The detail is fed in three ways, always in arrival order:
+//
+//   - Push takes every session notification. Before the subscribe
+//     response it only buffers (the server joins the stream before it reads
+//     the snapshot); afterwards it checks the seq and either applies the
+//     notification at once or, for a session.message.updated, keeps it in
+//     the frame's batch.
+//   - Flush applies the batch; the UI calls it once per animation frame.
+//     Every other notification flushes the batch before it is applied, so
+//     the batch never reorders anything.
+//   - Load applies the snapshot of session.subscribe and then the buffered
+//     notifications.
+//
+// A gap in the seq (a semantic notification whose seq is not last+1) makes
+// the detail stale: Resync reports it, nothing more is applied, and the UI
+// subscribes again; Reset then Load start over.
+type SessionDetail struct {
+	id      string
+	session shared.Session
+	queue   []shared.QueuedPrompt
+	// msgs holds the transcript by message id; order is the ids by seq.
+	msgs  map[string]shared.Message
+	order []string
+	// orderStale says order must be rebuilt before it is read.
+	orderStale bool
+
+	// loaded is set once a snapshot has been applied.
+	loaded bool
+	// early buffers notifications that arrived before the snapshot.
+	early []shared.Envelope
+	// lastSeq is the seq of the last semantic notification accepted.
+	lastSeq uint64
+	// resync is set when a gap was seen; nothing is applied until Load.
+	resync bool
+
+	// batch holds the newest session.message.updated per message id,
+	// applied by Flush; batchOrder keeps first-arrival order.
+	batch      map[string]shared.Message
+	batchOrder []string
+
+	// writes counts message writes that changed the transcript; tests and
+	// the UI use it to tell whether anything needs rendering.
+	writes uint64
+}
+
+// NewSessionDetail returns an empty, not yet loaded detail of a session.
+func NewSessionDetail(sessionID string) *SessionDetail {
+	return &SessionDetail{id: sessionID, msgs: make(map[string]shared.Message), batch: make(map[string]shared.Message)}
+}
+
+// ID returns the session's id.
+func (d *SessionDetail) ID() string { return d.id }
+
+// Loaded reports whether a snapshot has been applied since the last Reset.
+func (d *SessionDetail) Loaded() bool { return d.loaded }
+
+// Resync reports whether a gap was seen: the UI must unsubscribe and
+// subscribe again, then Reset and Load the new snapshot.
+func (d *SessionDetail) Resync() bool { return d.resync }
+
+// Session returns the session as last known.
+func (d *SessionDetail) Session() shared.Session { return d.session }
+
+// Queue returns the prompts waiting for the running turn.
+func (d *SessionDetail) Queue() []shared.QueuedPrompt { return d.queue }
+
+// Writes returns how many message writes changed the transcript so far.
+func (d *SessionDetail) Writes() uint64 { return d.writes }
+
+// Messages returns the transcript in ascending seq. The slice is fresh;
+// callers may keep it.
+func (d *SessionDetail) Messages() []shared.Message {
+	if d.orderStale {
+		d.order = d.order[:0]
+		for id := range d.msgs {
+			d.order = append(d.order, id)
+		}
+		slices.SortFunc(d.order, func(a, b string) int {
+			if c := cmp.Compare(d.msgs[a].Seq, d.msgs[b].Seq); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		d.orderStale = false
+	}
+	out := make([]shared.Message, len(d.order))
+	for i, id := range d.order {
+		out[i] = d.msgs[id]
+	}
+	return out
+}
+
+// Message returns one message of the transcript.
+func (d *SessionDetail) Message(id string) (shared.Message, bool) {
+	m, ok := d.msgs[id]
+	return m, ok
+}
+
+// Reset forgets everything but the session's id and starts buffering for
+// the next snapshot, as after a reconnect or a resync.
+func (d *SessionDetail) Reset() {
+	*d = *NewSessionDetail(d.id)
+}
+
+// SetSession records the session from a session.list or session.create
+// answer, newest UpdatedAt winning, so the view has a state before the
+// snapshot arrives.
+func (d *SessionDetail) SetSession(s shared.Session) {
+	if d.session.ID == "" || !s.UpdatedAt.Before(d.session.UpdatedAt) {
+		d.session = s
+	}
+}
+
+// Load applies the snapshot of session.subscribe, then the notifications
+// that arrived before it. Those were sent after the server joined the
+// stream, so applying them over the snapshot only moves it forward.
+func (d *SessionDetail) Load(snap shared.SessionSnapshot) {
+	early := d.early
+	d.Reset()
+	d.session = snap.Session
+	for _, m := range snap.Messages {
+		d.writeMessage(m)
+	}
+	for _, m := range snap.Pending {
+		d.writeMessage(m)
+	}
+	d.setQueue(snap.Queue)
+	d.loaded = true
+	for _, env := range currentStream(early) {
+		d.Push(env)
+	}
+	d.Flush()
+}
+
+// currentStream drops the notifications of an earlier subscription from
+// the buffer: after an unsubscribe and subscribe the server counts from 1
+// again, and frames of the old stream that were already on their way come
+// first.
+func currentStream(early []shared.Envelope) []shared.Envelope {
+	start := 0
+	for i := 1; i < len(early); i++ {
+		if early[i].Seq < early[i-1].Seq {
+			start = i
+		}
+	}
+	if start < len(early) && early[start].Seq != 1 {
+		return nil
+	}
+	return early[start:]
+}
+
+// Push takes one session notification in arrival order and reports
+// whether the detail needs a resync.
+func (d *SessionDetail) Push(env shared.Envelope) bool {
+	if d.resync {
+		return true
+	}
+	if !d.loaded {
+		if env.Seq >= 1 {
+			d.early = append(d.early, env)
+		}
+		return false
+	}
+	if !d.acceptSeq(env) {
+		d.resync = true
+		d.dropBatch()
+		return true
+	}
+	if env.Action == shared.NotifySessionMessageUpdated {
+		m, ok := decode[shared.Message](env.Payload)
+		if !ok || m.ID == "" {
+			return false
+		}
+		if m.AppendFrom != nil {
+			// Complete a partial update from the newest copy known, so the
+			// batch holds whole messages only.
+			base, ok := d.batch[m.ID]
+			if !ok {
+				base, ok = d.msgs[m.ID]
+			}
+			from := *m.AppendFrom
+			if !ok || from > len(base.Content) {
+				d.resync = true
+				d.dropBatch()
+				return true
+			}
+			m.Content = base.Content[:from] + m.Content
+			m.AppendFrom = nil
+		}
+		if _, seen := d.batch[m.ID]; !seen {
+			d.batchOrder = append(d.batchOrder, m.ID)
+			d.batch[m.ID] = m
+			return false
+		}
+		d.batch[m.ID] = newer(d.batch[m.ID], m)
+		return false
+	}
+	// Every other notification is an ordered barrier.
+	d.Flush()
+	d.apply(env)
+	return false
+}
+
+// acceptSeq checks env's seq against the stream and advances it. A
+// session.message.updated of a still-streaming message may be
+// intermediate (same seq as the last semantic frame) or semantic (the
+// next); everything else must be the next.
+func (d *SessionDetail) acceptSeq(env shared.Envelope) bool {
+	if env.Seq == d.lastSeq+1 {
+		d.lastSeq = env.Seq
+		return true
+	}
+	if env.Action == shared.NotifySessionMessageUpdated && env.Seq == d.lastSeq {
+		if m, ok := decode[shared.Message](env.Payload); ok && m.Status == shared.MessageStreaming {
+			return true
+		}
+	}
+	return false
+}
+
+// Flush applies the batched message updates, one write per changed
+// message, and reports how many changed the transcript.
+func (d *SessionDetail) Flush() int {
+	n := 0
+	for _, id := range d.batchOrder {
+		if d.writeMessage(d.batch[id]) {
+			n++
+		}
+	}
+	d.dropBatch()
+	return n
+}
+
+// Pending reports whether Flush has anything to apply.
+func (d *SessionDetail) Pending() bool { return len(d.batchOrder) > 0 }
+
+func (d *SessionDetail) dropBatch() {
+	clear(d.batch)
+	d.batchOrder = d.batchOrder[:0]
+}
+
+// apply makes one semantic notification other than a message update.
+func (d *SessionDetail) apply(env shared.Envelope) {
+	switch env.Action {
+	case shared.NotifySessionMessageAdded:
+		if m, ok := decode[shared.Message](env.Payload); ok && m.ID != "" {
+			d.writeMessage(m)
+			d.setQueue(d.queue)
+		}
+	case shared.NotifySessionMessageDeleted:
+		if m, ok := decode[shared.Message](env.Payload); ok {
+			if _, had := d.msgs[m.ID]; had {
+				delete(d.msgs, m.ID)
+				d.orderStale = true
+				d.writes++
+			}
+		}
+	case shared.NotifySessionStateChanged:
+		if ev, ok := decode[stateChange](env.Payload); ok && ev.State != "" {
+			d.session.State = ev.State
+			d.session.ForegroundActivity = ev.ForegroundActivity
+			d.session.ActiveSubagentCount = ev.ActiveSubagentCount
+		}
+	case shared.NotifySessionQueueChanged:
+		if ev, ok := decode[shared.QueueResponse](env.Payload); ok {
+			d.setQueue(ev.Queue)
+		}
+	}
+}
+
+// setQueue stores the queue without the prompts the transcript already
+// holds: a queued prompt leaves the queue by joining the transcript, and a
+// queue listing read just before that may arrive after it.
+func (d *SessionDetail) setQueue(q []shared.QueuedPrompt) {
+	d.queue = slices.DeleteFunc(slices.Clone(q), func(p shared.QueuedPrompt) bool {
+		m, ok := d.msgs[p.ID]
+		return ok && m.Status != shared.MessagePending
+	})
+}
+
+// stateChange is the payload of session.state_changed.
+type stateChange struct {
+	State               shared.SessionState       `json:"state"`
+	ForegroundActivity  shared.ForegroundActivity `json:"foreground_activity"`
+	ActiveSubagentCount int                       `json:"active_subagent_count"`
+}
+
+// writeMessage is the one function that changes the transcript. The
+// stored copy is replaced only by a copy that is not older (see newer); an
+// update that carries only appended text (AppendFrom) is completed from
+// the stored copy first. It reports whether the transcript changed.
+func (d *SessionDetail) writeMessage(m shared.Message) bool {
+	old, had := d.msgs[m.ID]
+	if m.AppendFrom != nil {
+		from := *m.AppendFrom
+		if !had || from > len(old.Content) {
+			return false
+		}
+		m.Content = old.Content[:from] + m.Content
+		m.AppendFrom = nil
+	}
+	if had {
+		n := newer(old, m)
+		if n.UpdatedAt.Equal(old.UpdatedAt) && n.Status == old.Status && n.Content == old.Content &&
+			n.Seq == old.Seq && sameJSON(n.Metadata, old.Metadata) {
+			return false
+		}
+		if n.Seq != old.Seq {
+			d.orderStale = true
+		}
+		d.msgs[m.ID] = n
+	} else {
+		d.msgs[m.ID] = m
+		d.orderStale = true
+	}
+	d.writes++
+	return true
+}
+
+// newer picks between two copies of a message: the later UpdatedAt wins;
+// at equal times a terminal status beats a streaming one, and otherwise
+// the later arrival (b) wins. A late intermediate update therefore never
+// overwrites a final state.
+func newer(a, b shared.Message) shared.Message {
+	switch c := b.UpdatedAt.Compare(a.UpdatedAt); {
+	case c > 0:
+		return b
+	case c < 0:
+		return a
+	}
+	if a.Status != shared.MessageStreaming && b.Status == shared.MessageStreaming {
+		return a
+	}
+	return b
+}
+
+// decode reads a notification payload.
+func decode[T any](raw json.RawMessage) (T, bool) {
+	var v T
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return v, false
+	}
+	return v, true
+}
+
+// sameJSON compares two metadata maps by their encodings.
+func sameJSON(a, b map[string]any) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}

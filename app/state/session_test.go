@@ -1,0 +1,222 @@
+package state
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+var st0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func msg(id string, seq int64, content string, status shared.MessageState, at int) shared.Message {
+	return shared.Message{
+		ID: id, SessionID: "s1", Seq: seq, Type: shared.MessageAgent, Content: content, Status: status,
+		UpdatedAt: st0.Add(time.Duration(at) * time.Millisecond),
+	}
+}
+
+func note(action string, seq uint64, payload any) shared.Envelope {
+	raw, _ := json.Marshal(payload)
+	return shared.Envelope{Type: shared.TypeNotification, Action: action, Seq: seq, Payload: raw}
+}
+
+func added(seq uint64, m shared.Message) shared.Envelope {
+	return note(shared.NotifySessionMessageAdded, seq, m)
+}
+
+func updated(seq uint64, m shared.Message) shared.Envelope {
+	return note(shared.NotifySessionMessageUpdated, seq, m)
+}
+
+func loaded(t *testing.T, msgs ...shared.Message) *SessionDetail {
+	t.Helper()
+	d := NewSessionDetail("s1")
+	d.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1", State: shared.SessionWaitingForInput}, Messages: msgs})
+	require.True(t, d.Loaded())
+	return d
+}
+
+func contents(d *SessionDetail) []string {
+	var out []string
+	for _, m := range d.Messages() {
+		out = append(out, m.ID+":"+m.Content+":"+string(m.Status))
+	}
+	return out
+}
+
+func TestSessionSnapshotThenNotificationsInSeqOrder(t *testing.T) {
+	d := loaded(t, msg("m2", 2, "b", shared.MessageComplete, 0), msg("m1", 1, "a", shared.MessageComplete, 0))
+	assert.False(t, d.Push(added(1, msg("m3", 3, "c", shared.MessageStreaming, 1))))
+	assert.False(t, d.Push(note(shared.NotifySessionStateChanged, 2, map[string]any{"state": "RUNNING", "foreground_activity": "generating"})))
+	assert.False(t, d.Push(note(shared.NotifySessionQueueChanged, 3, map[string]any{"queue": []shared.QueuedPrompt{{ID: "q1", Content: "next"}}})))
+	assert.Equal(t, []string{"m1:a:complete", "m2:b:complete", "m3:c:streaming"}, contents(d))
+	assert.Equal(t, shared.SessionRunning, d.Session().State)
+	assert.Equal(t, shared.ActivityGenerating, d.Session().ForegroundActivity)
+	require.Len(t, d.Queue(), 1)
+	assert.False(t, d.Resync())
+}
+
+func TestSessionGapNeedsResync(t *testing.T) {
+	tests := []struct {
+		name string
+		env  shared.Envelope
+		gap  bool
+	}{
+		{"next seq is accepted", added(1, msg("m1", 1, "a", shared.MessageComplete, 0)), false},
+		{"skipped seq is a gap", added(2, msg("m1", 1, "a", shared.MessageComplete, 0)), true},
+		{"repeated seq on a semantic frame is a gap", note(shared.NotifySessionTurnSettled, 0, map[string]any{}), true},
+		{"intermediate update repeats the seq", updated(0, msg("m0", 0, "x", shared.MessageStreaming, 1)), false},
+		{"final update with a repeated seq is a gap", updated(0, msg("m0", 0, "x", shared.MessageComplete, 1)), true},
+		{"streaming update may be semantic", updated(1, msg("m0", 0, "x", shared.MessageStreaming, 1)), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := loaded(t, msg("m0", 0, "", shared.MessageStreaming, 0))
+			assert.Equal(t, tt.gap, d.Push(tt.env))
+			assert.Equal(t, tt.gap, d.Resync())
+		})
+	}
+}
+
+func TestSessionResyncStopsApplyingUntilLoad(t *testing.T) {
+	d := loaded(t)
+	require.True(t, d.Push(added(5, msg("m1", 1, "a", shared.MessageComplete, 0))))
+	assert.True(t, d.Push(added(6, msg("m2", 2, "b", shared.MessageComplete, 0))))
+	assert.Empty(t, d.Messages())
+
+	d.Reset()
+	d.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1"}, Messages: []shared.Message{msg("m1", 1, "a", shared.MessageComplete, 0)}})
+	assert.False(t, d.Resync())
+	assert.False(t, d.Push(added(1, msg("m2", 2, "b", shared.MessageComplete, 0))))
+	assert.Equal(t, []string{"m1:a:complete", "m2:b:complete"}, contents(d))
+}
+
+func TestSessionNotificationsBeforeSnapshotAreAppliedAfterIt(t *testing.T) {
+	d := NewSessionDetail("s1")
+	d.Push(added(1, msg("m2", 2, "b", shared.MessageStreaming, 1)))
+	d.Push(updated(1, msg("m2", 2, "b c", shared.MessageStreaming, 1)))
+	d.Push(updated(2, msg("m2", 2, "b c d", shared.MessageComplete, 2)))
+	assert.Empty(t, d.Messages(), "nothing shows before the snapshot")
+
+	// The snapshot already holds m2's first bytes: the join came first.
+	d.Load(shared.SessionSnapshot{Messages: []shared.Message{
+		msg("m1", 1, "a", shared.MessageComplete, 0), msg("m2", 2, "b", shared.MessageStreaming, 1),
+	}})
+	assert.Equal(t, []string{"m1:a:complete", "m2:b c d:complete"}, contents(d))
+	assert.False(t, d.Resync())
+	assert.False(t, d.Push(note(shared.NotifySessionTurnSettled, 3, map[string]any{"outcome": "end_turn"})))
+}
+
+func TestSessionLateIntermediateUpdateNeverOverwritesFinalState(t *testing.T) {
+	tests := []struct {
+		name string
+		late shared.Message
+	}{
+		{"older updated_at", msg("m1", 1, "0 1", shared.MessageStreaming, 1)},
+		{"same updated_at, streaming", msg("m1", 1, "0 1", shared.MessageStreaming, 5)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := loaded(t, msg("m1", 1, "0", shared.MessageStreaming, 0))
+			d.Push(updated(1, msg("m1", 1, "0 1 2", shared.MessageComplete, 5)))
+			d.Flush()
+			d.Push(updated(1, tt.late))
+			d.Flush()
+			assert.Equal(t, []string{"m1:0 1 2:complete"}, contents(d))
+		})
+	}
+}
+
+// Flush stands in for the animation frame: the test is the frame clock.
+func TestSessionBatchingAppliesOneWritePerMessagePerFrame(t *testing.T) {
+	d := loaded(t, msg("a", 1, "", shared.MessageStreaming, 0), msg("b", 2, "", shared.MessageStreaming, 0))
+	before := d.Writes()
+	text := ""
+	for i := range 50 {
+		text += strconv.Itoa(i) + " "
+		d.Push(updated(0, msg("a", 1, text, shared.MessageStreaming, 0)))
+		d.Push(updated(0, msg("b", 2, text, shared.MessageStreaming, 0)))
+	}
+	assert.Equal(t, before, d.Writes(), "nothing is applied between frames")
+	assert.True(t, d.Pending())
+
+	assert.Equal(t, 2, d.Flush(), "one write per changed message")
+	assert.Equal(t, before+2, d.Writes())
+	m, _ := d.Message("a")
+	assert.Equal(t, text, m.Content)
+	assert.Zero(t, d.Flush(), "an idle frame writes nothing")
+}
+
+func TestSessionBarriersFlushTheBatchFirst(t *testing.T) {
+	tests := []struct {
+		name    string
+		barrier shared.Envelope
+	}{
+		{"message added", added(1, msg("c", 3, "next", shared.MessageComplete, 9))},
+		{"message deleted", note(shared.NotifySessionMessageDeleted, 1, map[string]any{"id": "b"})},
+		{"turn settled", note(shared.NotifySessionTurnSettled, 1, map[string]any{"outcome": "end_turn"})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := loaded(t, msg("a", 1, "", shared.MessageStreaming, 0), msg("b", 2, "x", shared.MessageComplete, 0))
+			d.Push(updated(0, msg("a", 1, "0 1 ", shared.MessageStreaming, 0)))
+			d.Push(tt.barrier)
+			assert.False(t, d.Pending(), "the barrier flushed the batch")
+			m, _ := d.Message("a")
+			assert.Equal(t, "0 1 ", m.Content)
+		})
+	}
+}
+
+func TestSessionAppendFromCompletesFromTheNewestCopy(t *testing.T) {
+	d := loaded(t, msg("a", 1, "0 ", shared.MessageStreaming, 0))
+	part := func(from int, text string) shared.Message {
+		m := msg("a", 1, text, shared.MessageStreaming, 0)
+		m.AppendFrom = &from
+		return m
+	}
+	d.Push(updated(0, part(2, "1 ")))
+	d.Push(updated(0, part(4, "2 ")))
+	d.Flush()
+	m, _ := d.Message("a")
+	assert.Equal(t, "0 1 2 ", m.Content)
+	assert.True(t, d.Push(updated(0, part(99, "x"))), "an offset past the known text needs a resync")
+}
+
+func TestSessionResubscribeDropsTheOldStreamsLateFrames(t *testing.T) {
+	d := loaded(t)
+	d.Reset()
+	d.Push(added(57, msg("old", 9, "stale", shared.MessageComplete, 0)))
+	d.Push(added(1, msg("m2", 2, "b", shared.MessageComplete, 0)))
+	d.Load(shared.SessionSnapshot{Messages: []shared.Message{msg("m1", 1, "a", shared.MessageComplete, 0)}})
+	assert.False(t, d.Resync())
+	assert.Equal(t, []string{"m1:a:complete", "m2:b:complete"}, contents(d))
+
+	d.Reset()
+	d.Push(added(58, msg("old", 9, "stale", shared.MessageComplete, 0)))
+	d.Load(shared.SessionSnapshot{})
+	assert.False(t, d.Resync())
+	assert.Empty(t, d.Messages())
+}
+
+func TestSessionQueuedPromptLeavesTheQueueWhenItJoinsTheTranscript(t *testing.T) {
+	d := loaded(t)
+	q := []shared.QueuedPrompt{{ID: "p1", Content: "next"}}
+	d.Push(note(shared.NotifySessionQueueChanged, 1, map[string]any{"queue": q}))
+	require.Len(t, d.Queue(), 1)
+
+	sent := msg("p1", 5, "next", shared.MessageComplete, 0)
+	sent.Type = shared.MessageUser
+	d.Push(added(2, sent))
+	assert.Empty(t, d.Queue())
+
+	// A listing read before the prompt was sent, arriving after it.
+	d.Push(note(shared.NotifySessionQueueChanged, 3, map[string]any{"queue": q}))
+	assert.Empty(t, d.Queue())
+}

@@ -1,0 +1,337 @@
+package ui
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/herd-dev/herd/app/state"
+	"github.com/herd-dev/herd/app/wsclient"
+	"github.com/herd-dev/herd/shared"
+)
+
+// defaultProfileID is the agent profile a new session starts with unless
+// the person picks another.
+const defaultProfileID = "mock"
+
+// sessionView is the session pane of the selected task, owned by the shell
+// and touched only on the UI goroutine. It keeps at most one session open
+// (subscribed) on the connection: the one shown.
+type sessionView struct {
+	shell *shell
+	// taskID is the task whose sessions are listed.
+	taskID   string
+	sessions []shared.Session
+	listErr  string
+	// openID is the session subscribed on the connection; detail and
+	// outbox belong to it.
+	openID string
+	detail *state.SessionDetail
+	outbox *state.Outbox
+	// subscribing is set while session.subscribe is in flight, so a
+	// re-render or a resync never subscribes twice.
+	subscribing bool
+
+	profileID string
+	starting  bool
+	input     string
+	// answers holds the clarification answers being typed, by pending id.
+	answers map[string]string
+	// err is the last failed action, shown above the composer.
+	err string
+
+	// frame is the requestAnimationFrame callback that flushes the
+	// detail's batch; framePending is set while one is requested.
+	frame        app.Func
+	framePending bool
+}
+
+// newSessionView returns the session pane of a mounted shell.
+func newSessionView(s *shell) *sessionView {
+	v := &sessionView{shell: s, profileID: defaultProfileID, answers: make(map[string]string)}
+	v.frame = app.FuncOf(func(app.Value, []app.Value) any {
+		s.link.ui.Dispatch(func(app.Context) {
+			v.framePending = false
+			if v.detail != nil {
+				v.detail.Flush()
+			}
+		})
+		return nil
+	})
+	return v
+}
+
+// release frees the frame callback.
+func (v *sessionView) release() { v.frame.Release() }
+
+func (v *sessionView) client() *wsclient.Client { return v.shell.link.client }
+
+// ui returns the shell's context. Requests run and report back through
+// it rather than through an event's context: go-app drops a dispatch whose
+// source element has left the page, and the button that started a request
+// often has by the time it is answered.
+func (v *sessionView) ui() app.Context { return v.shell.link.ui }
+
+// show makes task the one whose sessions are shown; an unchanged task
+// changes nothing, so re-renders never list or subscribe again.
+func (v *sessionView) show(ctx app.Context, task shared.Task) {
+	if task.ID == v.taskID {
+		return
+	}
+	v.close(ctx)
+	v.taskID, v.sessions, v.listErr, v.err = task.ID, nil, "", ""
+	if task.ID != "" {
+		v.list(ctx, task.PrimarySessionID)
+	}
+}
+
+// list loads the task's sessions and opens the primary one (or the
+// newest) unless one is open already.
+func (v *sessionView) list(ctx app.Context, primary string) {
+	ctx = v.ui()
+	taskID := v.taskID
+	ctx.Async(func() {
+		var resp shared.SessionListResponse
+		err := v.client().Request(context.Background(), shared.ActionSessionList, map[string]string{"task_id": taskID}, &resp)
+		ctx.Dispatch(func(ctx app.Context) {
+			if v.taskID != taskID {
+				return
+			}
+			if err != nil {
+				v.listErr = describe(err)
+				return
+			}
+			v.listErr = ""
+			v.sessions = resp.Sessions
+			if v.openID != "" || len(v.sessions) == 0 {
+				return
+			}
+			pick := v.sessions[len(v.sessions)-1]
+			for _, s := range v.sessions {
+				if s.ID == primary {
+					pick = s
+				}
+				if primary == "" && s.CreatedAt.After(pick.CreatedAt) {
+					pick = s
+				}
+			}
+			v.open(ctx, pick)
+		})
+	})
+}
+
+// open subscribes to a session and shows it.
+func (v *sessionView) open(ctx app.Context, s shared.Session) {
+	ctx = v.ui()
+	if s.ID == v.openID {
+		return
+	}
+	v.close(ctx)
+	v.openID = s.ID
+	v.detail = state.NewSessionDetail(s.ID)
+	v.detail.SetSession(s)
+	v.outbox = state.NewOutbox(localStorage{}, s.ID, newClientMessageID)
+	v.subscribe(ctx)
+	id := s.ID
+	ctx.Async(func() {
+		_ = v.client().Request(context.Background(), shared.ActionSessionFocus, shared.SessionRef{SessionID: id}, nil)
+	})
+}
+
+// close unsubscribes from the open session, if any.
+func (v *sessionView) close(ctx app.Context) {
+	ctx = v.ui()
+	if v.openID == "" {
+		return
+	}
+	id := v.openID
+	v.openID, v.detail, v.outbox, v.subscribing, v.input = "", nil, nil, false, ""
+	clear(v.answers)
+	ctx.Async(func() {
+		_ = v.client().Request(context.Background(), shared.ActionSessionUnsubscribe, shared.SessionRef{SessionID: id}, nil)
+	})
+}
+
+// subscribe asks for the open session's snapshot; resubscribe first leaves
+// the session on the server (after a gap) so the server sends a fresh one.
+func (v *sessionView) subscribe(ctx app.Context) { v.join(ctx, false) }
+
+func (v *sessionView) resubscribe(ctx app.Context) { v.join(ctx, true) }
+
+func (v *sessionView) join(ctx app.Context, leaveFirst bool) {
+	ctx = v.ui()
+	if v.subscribing || v.openID == "" {
+		return
+	}
+	v.subscribing = true
+	v.detail.Reset()
+	id, detail := v.openID, v.detail
+	ctx.Async(func() {
+		c := v.client()
+		if leaveFirst {
+			_ = c.Request(context.Background(), shared.ActionSessionUnsubscribe, shared.SessionRef{SessionID: id}, nil)
+		}
+		var resp shared.SessionSubscribeResponse
+		err := c.Request(context.Background(), shared.ActionSessionSubscribe, shared.SessionRef{SessionID: id}, &resp)
+		if err == nil && resp.Snapshot == nil {
+			// Already open on this connection: only a fresh join replays.
+			_ = c.Request(context.Background(), shared.ActionSessionUnsubscribe, shared.SessionRef{SessionID: id}, nil)
+			err = c.Request(context.Background(), shared.ActionSessionSubscribe, shared.SessionRef{SessionID: id}, &resp)
+		}
+		ctx.Dispatch(func(ctx app.Context) {
+			if v.detail != detail {
+				return
+			}
+			v.subscribing = false
+			if err != nil || resp.Snapshot == nil {
+				// A lost connection subscribes again on reconnect.
+				if err != nil && !lostConnection(err) {
+					v.err = "Could not open the session: " + describe(err)
+				}
+				return
+			}
+			v.detail.Load(*resp.Snapshot)
+			v.reconcile(ctx)
+		})
+	})
+}
+
+// reconnected runs after every (re)connect: the server forgot the
+// connection's sessions, so the open one is subscribed again and the
+// session list refreshed.
+func (v *sessionView) reconnected(ctx app.Context) {
+	if v.taskID == "" {
+		return
+	}
+	v.subscribing = false
+	v.list(ctx, "")
+	v.subscribe(ctx)
+}
+
+// push takes a session notification in arrival order.
+func (v *sessionView) push(ctx app.Context, env shared.Envelope) {
+	if v.detail == nil {
+		return
+	}
+	var ref struct {
+		SessionID string `json:"session_id"`
+	}
+	if json.Unmarshal(env.Payload, &ref) != nil || ref.SessionID != v.openID {
+		return
+	}
+	if v.detail.Push(env) {
+		v.resubscribe(ctx)
+		return
+	}
+	if env.Action == shared.NotifySessionStateChanged {
+		v.updateListed(v.detail.Session())
+	}
+	if v.detail.Pending() && !v.framePending {
+		v.framePending = true
+		app.Window().Call("requestAnimationFrame", v.frame)
+	}
+}
+
+// updateListed keeps the session list's copy of s current.
+func (v *sessionView) updateListed(s shared.Session) {
+	for i := range v.sessions {
+		if v.sessions[i].ID == s.ID {
+			v.sessions[i].State = s.State
+		}
+	}
+}
+
+// onStart starts a session for the task with the selected profile.
+func (v *sessionView) onStart(ctx app.Context, _ app.Event) {
+	ctx = v.ui()
+	if v.starting || v.taskID == "" {
+		return
+	}
+	v.starting, v.err = true, ""
+	req := shared.SessionCreateRequest{TaskID: v.taskID, AgentProfileID: v.profileID}
+	ctx.Async(func() {
+		var s shared.Session
+		err := v.client().Request(context.Background(), shared.ActionSessionCreate, req, &s)
+		ctx.Dispatch(func(ctx app.Context) {
+			v.starting = false
+			if v.taskID != req.TaskID {
+				return
+			}
+			if err != nil {
+				v.err = "Could not start a session: " + describe(err)
+				return
+			}
+			if !slices.ContainsFunc(v.sessions, func(x shared.Session) bool { return x.ID == s.ID }) {
+				v.sessions = append(v.sessions, s)
+			}
+			v.open(ctx, s)
+		})
+	})
+}
+
+// onProfile records the agent profile picked for the next session.
+func (v *sessionView) onProfile(ctx app.Context, _ app.Event) {
+	v.profileID = ctx.JSSrc().Get("value").String()
+}
+
+// onOpenSession shows the session whose tab was clicked.
+func (v *sessionView) onOpenSession(id string) app.EventHandler {
+	return func(ctx app.Context, _ app.Event) {
+		for _, s := range v.sessions {
+			if s.ID == id {
+				v.open(ctx, s)
+			}
+		}
+	}
+}
+
+// lostConnection reports whether err means the request's answer was lost
+// with the connection (or never sent): the reconnect deals with it.
+func lostConnection(err error) bool {
+	return errors.Is(err, wsclient.ErrClosed) || errors.Is(err, wsclient.ErrNotConnected) ||
+		errors.Is(err, context.Canceled)
+}
+
+// newClientMessageID returns a fresh client_message_id.
+func newClientMessageID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "cm-" + hex.EncodeToString(b[:])
+}
+
+// localStorage is the browser's localStorage as a state.KV.
+type localStorage struct{}
+
+func (localStorage) store() app.Value { return app.Window().Get("localStorage") }
+
+// Get implements state.KV.
+func (l localStorage) Get(k string) (string, bool) {
+	st := l.store()
+	if !st.Truthy() {
+		return "", false
+	}
+	v := st.Call("getItem", k)
+	if v.IsNull() || v.IsUndefined() {
+		return "", false
+	}
+	return v.String(), true
+}
+
+// Set implements state.KV.
+func (l localStorage) Set(k, v string) {
+	if st := l.store(); st.Truthy() {
+		st.Call("setItem", k, v)
+	}
+}
+
+// Delete implements state.KV.
+func (l localStorage) Delete(k string) {
+	if st := l.store(); st.Truthy() {
+		st.Call("removeItem", k)
+	}
+}
