@@ -51,7 +51,7 @@ func userMessages(text string) string {
 
 // mustDo runs steps and, when one fails, logs the main pane's markup
 // before failing the test.
-func mustDo(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+func mustDo(t testing.TB, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	for i, step := range steps {
 		if err := chromedp.Do(ctx, step); err != nil {
@@ -74,7 +74,7 @@ func sendPrompt(text string) chromedp.Action[chromedp.Void] {
 // openNewSession loads the app (with its test hooks), selects the newest
 // task, starts a mock session and waits until it takes prompts. phone
 // selects the task through the sheet.
-func openNewSession(t *testing.T, srv *server.Server, phone bool) context.Context {
+func openNewSession(t testing.TB, srv *server.Server, phone bool) context.Context {
 	t.Helper()
 	ctx := withTimeout(t, newBrowser(t))
 	view := chromedp.EmulateViewport(1280, 800)

@@ -62,7 +62,9 @@ func (m *Manager) duplicate(ctx context.Context, r *run, session shared.Session,
 }
 
 // admitLocked starts a turn for the head of the queue when the session is
-// idle and promptable. It reports the message it dispatches.
+// idle and promptable. The head is claimed here, under the run's lock, so
+// it has left the queue before the caller answers. It reports the message
+// it dispatches.
 func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
 	if r.busy || r.stopping || !slices.Contains(promptable, r.state) {
 		return shared.Message{}, false
@@ -74,10 +76,17 @@ func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
 		}
 		return shared.Message{}, false
 	}
+	token := newToken()
+	msg, claimed, err := r.m.cfg.Store.ClaimDispatch(ctx, queue[0].ID, token)
+	if err != nil || !claimed {
+		if err != nil {
+			r.m.log.Error("claim prompt", "session", r.id, "err", err)
+		}
+		return shared.Message{}, false
+	}
 	r.busy = true
-	head := queue[0]
-	r.m.goTracked(func() { r.turn(head) })
-	return head, true
+	r.m.goTracked(func() { r.turn(msg, token) })
+	return msg, true
 }
 
 // kick dispatches the head of the queue if the session is idle; the turn
@@ -92,9 +101,10 @@ func (r *run) kick(ctx context.Context) {
 // reaches it, everything the agent sent before has been persisted.
 type turnEnd struct{ done chan struct{} }
 
-// turn runs one prompt: claim it, mark the session RUNNING, hand it to the
-// agent, wait for the turn to end, then settle and dispatch the next one.
-func (r *run) turn(prompt shared.Message) {
+// turn runs one claimed prompt: mark the session RUNNING, hand the prompt
+// to the agent, wait for the turn to end, then settle and dispatch the
+// next one.
+func (r *run) turn(msg shared.Message, token string) {
 	ctx := r.m.ctx
 	defer func() {
 		r.mu.Lock()
@@ -102,17 +112,16 @@ func (r *run) turn(prompt shared.Message) {
 		r.mu.Unlock()
 		r.kick(ctx)
 	}()
-	if _, err := r.transition(ctx, promptable, shared.SessionRunning, ""); err != nil {
-		return
-	}
-	token := newToken()
-	msg, claimed, err := r.m.cfg.Store.ClaimDispatch(ctx, prompt.ID, token)
-	if err != nil || !claimed {
-		_, _ = r.transition(ctx, []shared.SessionState{shared.SessionRunning}, shared.SessionWaitingForInput, "")
-		return
-	}
 	// The prompt left the queue when it was claimed.
 	r.m.publishQueue(ctx, r.id)
+	if _, err := r.transition(ctx, promptable, shared.SessionRunning, ""); err != nil {
+		// The session stopped taking prompts meanwhile: back to the queue.
+		if err := r.m.cfg.Store.ReleaseClaim(ctx, msg.ID, token); err != nil {
+			r.m.log.Error("release claim", "session", r.id, "err", err)
+		}
+		r.m.publishQueue(ctx, r.id)
+		return
+	}
 	if err := r.ensureExecution(ctx, nil); err != nil {
 		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, err)
 		return

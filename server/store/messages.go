@@ -518,3 +518,15 @@ func (s *Store) CancelPendingRequests(ctx context.Context) (int64, error) {
 	}
 	return res.RowsAffected, nil
 }
+
+// ReleaseClaim returns a claimed prompt to the queue, provided token still
+// holds the claim.
+func (s *Store) ReleaseClaim(ctx context.Context, messageID, token string) error {
+	res := s.write.WithContext(ctx).Model(&messageRow{}).
+		Where("id = ? AND dispatch_state = ? AND claim_token = ?", messageID, dispatchClaimed, token).
+		Updates(map[string]any{"dispatch_state": dispatchPending, "claim_token": "", "updated_at": now()})
+	if res.Error != nil {
+		return fmt.Errorf("release claim on message %s: %w", messageID, res.Error)
+	}
+	return nil
+}
