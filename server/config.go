@@ -28,6 +28,9 @@ type Config struct {
 	NoUI bool
 	// Demo seeds a demo workspace when the database has none (--demo, HERD_DEMO).
 	Demo bool
+	// AgentsFile names a JSON file of extra agent profiles
+	// (--agents-file, HERD_AGENTS_FILE).
+	AgentsFile string
 	// ShutdownTimeout bounds graceful shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,12 +70,14 @@ func (s *Server) apiAgentProfiles(c echo.Context) error {
 // and those stored in the database, with their availability on this
 // machine checked on every call so a newly installed agent shows up.
 type profileCatalog struct {
-	store    *store.Store
-	builtins []agent.Profile
+	store *store.Store
+	// known are the built-in and configured profiles, with their full
+	// definitions (requirements, environment).
+	known []agent.Profile
 }
 
 func (s *Server) profileCatalog() profileCatalog {
-	return profileCatalog{store: s.store, builtins: s.builtins}
+	return profileCatalog{store: s.store, known: append(slices.Clone(s.builtins), s.configured...)}
 }
 
 // ListProfiles implements gateway.ProfileLister.
@@ -108,10 +111,10 @@ func (p profileCatalog) Profile(ctx context.Context, id string) (agent.Profile, 
 	return agent.Profile{}, shared.Errorf(shared.CodeNotFound, "agent profile %q not found", id)
 }
 
-// definition returns the built-in definition of a stored profile, or one
+// definition returns the known definition of a stored profile, or one
 // made from its stored command.
 func (p profileCatalog) definition(wire shared.AgentProfile) agent.Profile {
-	for _, b := range p.builtins {
+	for _, b := range p.known {
 		if b.ID == wire.ID {
 			return b
 		}

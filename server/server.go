@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,8 @@ type Server struct {
 	store    *store.Store                    // set by Start before ready
 	sessions *sessions.Manager               // set by Start before ready
 	builtins []agent.Profile
+	// configured are the profiles of --agents-file, set by Start.
+	configured []agent.Profile
 
 	shutdownOnce sync.Once
 }
@@ -136,9 +139,15 @@ func (s *Server) startup(ctx context.Context) error {
 		return fmt.Errorf("open database: %w", err)
 	}
 	s.store = st
-	for _, p := range s.builtins {
+	configured, err := loadAgentsFile(s.cfg.AgentsFile, s.builtins)
+	if err != nil {
+		return err
+	}
+	s.configured = configured
+	for _, p := range append(slices.Clone(s.builtins), configured...) {
 		err := st.UpsertAgentProfile(ctx, store.AgentProfile{
-			ID: p.ID, Name: p.Name, Provider: p.Provider, Command: p.Command, Args: p.Args, Builtin: true,
+			ID: p.ID, Name: p.Name, Provider: p.Provider, Command: p.Command, Args: p.Args, Env: p.Env,
+			Builtin: slices.ContainsFunc(s.builtins, func(b agent.Profile) bool { return b.ID == p.ID }),
 		})
 		if err != nil {
 			return fmt.Errorf("register agent profile %s: %w", p.ID, err)

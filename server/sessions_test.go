@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/herd-dev/herd/server"
 )
 
 // newTaskSession creates a workspace, a task and a mock session, opens the
@@ -266,4 +268,36 @@ func TestTaskSummaryFollowsTheSessionWithoutASubscription(t *testing.T) {
 	})
 	require.NotContains(t, settled, "pending_action")
 	require.NotContains(t, settled, "foreground_activity")
+}
+
+// Profiles from --agents-file are listed and start sessions; a bad file
+// stops the server from starting, naming the flag.
+func TestAgentsFileAddsProfiles(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "agents.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"agents":[{"id":"echo","name":"Echo","provider":"mock","command":"`+herdBinary+`","args":["mock-agent"],"env":{"HERD_MOCK_SLOW_START_MS":"1"}}]}`), 0o600))
+	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
+	c := MustDial(t, srv, nil)
+	profiles := c.call("agent_profile.list", nil)["agent_profiles"].([]any)
+	var echo map[string]any
+	for _, p := range profiles {
+		if p.(map[string]any)["id"] == "echo" {
+			echo = p.(map[string]any)
+		}
+	}
+	require.NotNil(t, echo)
+	require.Equal(t, true, echo["available"])
+
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "t"})
+	session := c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": "echo"})
+	c.call("session.subscribe", map[string]any{"session_id": session["id"]})
+	awaitState(t, c, session["id"], "WAITING_FOR_INPUT")
+	c.callErr("session.git.refresh", map[string]any{"session_id": session["id"]}, "unavailable")
+	c.callErr("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": "nobody"}, "not_found")
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"agents":[{"id":"mock","name":"x","command":"x"}]}`), 0o600))
+	srv2, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AgentsFile: bad}, server.Options{AgentBinary: herdBinary})
+	require.NoError(t, err)
+	require.ErrorContains(t, srv2.Start(t.Context()), "--agents-file")
 }

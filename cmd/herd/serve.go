@@ -82,6 +82,7 @@ func parseServeFlags(args []string, stderr io.Writer) (server.Config, logOptions
 	fs.StringVar(&cfg.Token, "token", env("HERD_TOKEN", ""), "access `token` required by /ws and /api; mandatory off loopback (HERD_TOKEN)")
 	fs.StringVar(&origins, "allowed-origin", env("HERD_ALLOWED_ORIGINS", ""), "comma-separated extra browser `origins` allowed to open /ws (HERD_ALLOWED_ORIGINS)")
 	fs.BoolVar(&cfg.NoUI, "no-ui", envBool("HERD_NO_UI", false), "serve only the API, without the web app (HERD_NO_UI)")
+	fs.StringVar(&cfg.AgentsFile, "agents-file", env("HERD_AGENTS_FILE", ""), "JSON `file` of extra agent profiles (HERD_AGENTS_FILE)")
 	fs.BoolVar(&cfg.Demo, "demo", envBool("HERD_DEMO", true), "seed a demo workspace when the database has none (HERD_DEMO)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("HERD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown `limit` (HERD_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&lo.level, "log-level", env("HERD_LOG_LEVEL", "info"), "log `level`: debug, info, warn, error (HERD_LOG_LEVEL)")

@@ -39,6 +39,7 @@ func (g *Gateway) sessionActions() map[string]action {
 		shared.ActionSessionSubscribe:     {run: handle(g.sessionSubscribe), ordered: true},
 		shared.ActionSessionUnsubscribe:   {run: handle(g.sessionUnsubscribe), ordered: true},
 		shared.ActionSessionFocus:         {run: handle(g.sessionFocus), ordered: true},
+		shared.ActionSessionGitRefresh:    {run: handle(g.sessionGitRefresh)},
 		shared.ActionSessionCancel:        {run: handle(g.sessionCancel)},
 		shared.ActionMessageAdd:           {run: handle(g.messageAdd)},
 		shared.ActionMessageList:          {run: handle(g.messageList)},
@@ -115,6 +116,18 @@ func (g *Gateway) sessionFocus(ctx context.Context, _ *conn, req shared.SessionR
 		return nil, err
 	}
 	return shared.Empty{}, nil
+}
+
+// sessionGitRefresh will schedule a git observation; this version does not
+// observe repositories yet, and says so.
+func (g *Gateway) sessionGitRefresh(ctx context.Context, _ *conn, req shared.SessionRef) (any, error) {
+	if err := requireID("session_id", req.SessionID); err != nil {
+		return nil, err
+	}
+	if _, err := g.cfg.Sessions.Snapshot(ctx, req.SessionID); err != nil {
+		return nil, err
+	}
+	return nil, shared.Errorf(shared.CodeUnavailable, "this server version does not observe git repositories yet")
 }
 
 func (g *Gateway) sessionCancel(ctx context.Context, _ *conn, req shared.SessionRef) (any, error) {
