@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -77,7 +76,7 @@ type profileCatalog struct {
 }
 
 func (s *Server) profileCatalog() profileCatalog {
-	return profileCatalog{store: s.store, known: append(slices.Clone(s.builtins), s.configured...)}
+	return profileCatalog{store: s.store, known: s.profiles}
 }
 
 // ListProfiles implements gateway.ProfileLister.

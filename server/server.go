@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,9 +57,10 @@ type Server struct {
 	gateway  atomic.Pointer[gateway.Gateway] // set once start-up work is done
 	store    *store.Store                    // set by Start before ready
 	sessions *sessions.Manager               // set by Start before ready
-	builtins []agent.Profile
-	// configured are the profiles of --agents-file, set by Start.
-	configured []agent.Profile
+	// profiles are the built-in profiles followed by those of
+	// --agents-file (read by New); the first builtinCount are built in.
+	profiles     []agent.Profile
+	builtinCount int
 
 	shutdownOnce sync.Once
 }
@@ -92,8 +92,13 @@ func New(cfg Config, opts Options) (*Server, error) {
 		log:      opts.Logger,
 		registry: prometheus.NewRegistry(),
 		serveErr: make(chan error, 1),
-		builtins: agent.BuiltinFor(opts.AgentBinary),
 	}
+	builtins := agent.BuiltinFor(opts.AgentBinary)
+	configured, err := loadAgentsFile(cfg.AgentsFile, builtins)
+	if err != nil {
+		return nil, err
+	}
+	s.profiles, s.builtinCount = append(builtins, configured...), len(builtins)
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.echo = s.routes()
 	s.http = &http.Server{
@@ -139,15 +144,10 @@ func (s *Server) startup(ctx context.Context) error {
 		return fmt.Errorf("open database: %w", err)
 	}
 	s.store = st
-	configured, err := loadAgentsFile(s.cfg.AgentsFile, s.builtins)
-	if err != nil {
-		return err
-	}
-	s.configured = configured
-	for _, p := range append(slices.Clone(s.builtins), configured...) {
+	for i, p := range s.profiles {
 		err := st.UpsertAgentProfile(ctx, store.AgentProfile{
 			ID: p.ID, Name: p.Name, Provider: p.Provider, Command: p.Command, Args: p.Args, Env: p.Env,
-			Builtin: slices.ContainsFunc(s.builtins, func(b agent.Profile) bool { return b.ID == p.ID }),
+			Builtin: i < s.builtinCount,
 		})
 		if err != nil {
 			return fmt.Errorf("register agent profile %s: %w", p.ID, err)

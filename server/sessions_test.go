@@ -297,7 +297,6 @@ func TestAgentsFileAddsProfiles(t *testing.T) {
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"agents":[{"id":"mock","name":"x","command":"x"}]}`), 0o600))
-	srv2, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AgentsFile: bad}, server.Options{AgentBinary: herdBinary})
-	require.NoError(t, err)
-	require.ErrorContains(t, srv2.Start(t.Context()), "--agents-file")
+	_, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AgentsFile: bad}, server.Options{AgentBinary: herdBinary})
+	require.ErrorContains(t, err, "--agents-file", "a bad agents file is refused before the server starts")
 }

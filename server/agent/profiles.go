@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"os"
 	"os/exec"
 
 	"github.com/herd-dev/herd/shared"
@@ -29,16 +28,6 @@ type Profile struct {
 	// Requires lists programs that must be on PATH for the agent to work
 	// (the launcher and the agent's own CLI); empty means just Command.
 	Requires []string
-}
-
-// Builtin returns the profiles herd knows without configuration; the mock
-// agent is started from the running herd binary. See BuiltinFor.
-func Builtin() []Profile {
-	self, err := os.Executable()
-	if err != nil {
-		self = "herd"
-	}
-	return BuiltinFor(self)
 }
 
 // BuiltinFor returns the profiles herd knows without configuration: the

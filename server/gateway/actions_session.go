@@ -9,6 +9,7 @@ import (
 // Sessions runs agent sessions; the session actions call it.
 type Sessions interface {
 	Create(ctx context.Context, req shared.SessionCreateRequest) (shared.Session, error)
+	Get(ctx context.Context, sessionID string) (shared.Session, error)
 	List(ctx context.Context, taskID string) ([]shared.Session, error)
 	// Snapshot returns a session's current state, its newest messages, its
 	// queue and its unanswered requests.
@@ -112,7 +113,7 @@ func (g *Gateway) sessionFocus(ctx context.Context, _ *conn, req shared.SessionR
 	if err := requireID("session_id", req.SessionID); err != nil {
 		return nil, err
 	}
-	if _, err := g.cfg.Sessions.Snapshot(ctx, req.SessionID); err != nil {
+	if _, err := g.cfg.Sessions.Get(ctx, req.SessionID); err != nil {
 		return nil, err
 	}
 	return shared.Empty{}, nil
@@ -124,7 +125,7 @@ func (g *Gateway) sessionGitRefresh(ctx context.Context, _ *conn, req shared.Ses
 	if err := requireID("session_id", req.SessionID); err != nil {
 		return nil, err
 	}
-	if _, err := g.cfg.Sessions.Snapshot(ctx, req.SessionID); err != nil {
+	if _, err := g.cfg.Sessions.Get(ctx, req.SessionID); err != nil {
 		return nil, err
 	}
 	return nil, shared.Errorf(shared.CodeUnavailable, "this server version does not observe git repositories yet")

@@ -39,25 +39,23 @@ type conn struct {
 	closeCode websocket.StatusCode
 	closeMsg  string
 
-	mu         sync.Mutex // guards workspaces and sessions
-	workspaces map[string]struct{}
-	sessions   map[string]*sessionStream
+	mu       sync.Mutex                // guards sessions
+	sessions map[string]*sessionStream // the open sessions' stream state
 }
 
 func newConn(g *Gateway, ws *websocket.Conn, remote string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &conn{
-		g:          g,
-		ws:         ws,
-		id:         connSeq.Add(1),
-		remote:     remote,
-		out:        newOutbox(g.cfg.ControlCap, g.cfg.SemanticCap),
-		ctx:        ctx,
-		cancel:     cancel,
-		inflight:   make(chan struct{}, g.cfg.MaxInFlight),
-		closeReq:   make(chan struct{}),
-		workspaces: make(map[string]struct{}),
-		sessions:   make(map[string]*sessionStream),
+		g:        g,
+		ws:       ws,
+		id:       connSeq.Add(1),
+		remote:   remote,
+		out:      newOutbox(g.cfg.ControlCap, g.cfg.SemanticCap),
+		ctx:      ctx,
+		cancel:   cancel,
+		inflight: make(chan struct{}, g.cfg.MaxInFlight),
+		closeReq: make(chan struct{}),
+		sessions: make(map[string]*sessionStream),
 	}
 }
 
@@ -76,8 +74,8 @@ func (c *conn) serve() {
 	c.requests.Wait()
 	<-writerDone
 	c.ws.CloseNow()
-	c.g.feed.drop(c, c.subscribedWorkspaces())
-	c.g.sessionFeed.drop(c, c.subscribedSessions())
+	c.g.feed.drop(c)
+	c.g.sessionFeed.drop(c)
 	c.out.close()
 }
 
@@ -215,36 +213,18 @@ func (c *conn) sendEnvelope(env shared.Envelope) {
 	c.send(laneControl, frame)
 }
 
-// join subscribes the connection to a workspace feed.
+// join subscribes the connection to a workspace feed; joining twice is
+// harmless.
 func (c *conn) join(workspaceID string) error {
-	c.mu.Lock()
-	_, already := c.workspaces[workspaceID]
-	if !already && len(c.workspaces) >= maxWorkspaceSubscriptions {
-		c.mu.Unlock()
+	if _, full := c.g.feed.join(workspaceID, c, maxWorkspaceSubscriptions); full {
 		return shared.Errorf(shared.CodeBadRequest, "a connection may follow at most %d workspaces; unsubscribe from one first", maxWorkspaceSubscriptions)
 	}
-	c.workspaces[workspaceID] = struct{}{}
-	c.mu.Unlock()
-	c.g.feed.subscribe(workspaceID, c)
 	return nil
 }
 
 // leave unsubscribes the connection from a workspace feed.
 func (c *conn) leave(workspaceID string) {
-	c.mu.Lock()
-	delete(c.workspaces, workspaceID)
-	c.mu.Unlock()
-	c.g.feed.unsubscribe(workspaceID, c)
-}
-
-func (c *conn) subscribedWorkspaces() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.workspaces))
-	for id := range c.workspaces {
-		out = append(out, id)
-	}
-	return out
+	c.g.feed.leave(workspaceID, c)
 }
 
 // requestContext bounds one request's work.

@@ -18,39 +18,28 @@ type sessionStream struct {
 }
 
 // joinSession opens a session on the connection. It reports false when
-// the connection already had it open.
+// the connection already had it open. A notification the feed delivers
+// before the stream state exists is skipped; it is in the snapshot the
+// caller reads next.
 func (c *conn) joinSession(sessionID string) (bool, error) {
-	c.mu.Lock()
-	if _, ok := c.sessions[sessionID]; ok {
-		c.mu.Unlock()
-		return false, nil
-	}
-	if len(c.sessions) >= maxSessionSubscriptions {
-		c.mu.Unlock()
+	joined, full := c.g.sessionFeed.join(sessionID, c, maxSessionSubscriptions)
+	if full {
 		return false, shared.Errorf(shared.CodeBadRequest, "a connection may open at most %d sessions; unsubscribe from one first", maxSessionSubscriptions)
 	}
-	c.sessions[sessionID] = &sessionStream{}
-	c.mu.Unlock()
-	c.g.sessionFeed.subscribe(sessionID, c)
-	return true, nil
+	if joined {
+		c.mu.Lock()
+		c.sessions[sessionID] = &sessionStream{}
+		c.mu.Unlock()
+	}
+	return joined, nil
 }
 
 // leaveSession closes a session on the connection.
 func (c *conn) leaveSession(sessionID string) {
+	c.g.sessionFeed.leave(sessionID, c)
 	c.mu.Lock()
 	delete(c.sessions, sessionID)
 	c.mu.Unlock()
-	c.g.sessionFeed.unsubscribe(sessionID, c)
-}
-
-func (c *conn) subscribedSessions() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.sessions))
-	for id := range c.sessions {
-		out = append(out, id)
-	}
-	return out
 }
 
 // sendSession queues a session notification with this connection's next

@@ -47,7 +47,8 @@ func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, co
 	if dispatching && head.ID == msg.ID {
 		return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeDispatched}, nil
 	}
-	m.publishQueue(ctx, sessionID)
+	r.publishQueue(ctx)
+	m.projectSummary(ctx, r.taskID)
 	return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeQueued}, nil
 }
 
@@ -112,14 +113,15 @@ func (r *run) turn(msg shared.Message, token string) {
 		r.mu.Unlock()
 		r.kick(ctx)
 	}()
-	// The prompt left the queue when it was claimed.
-	r.m.publishQueue(ctx, r.id)
+	// The prompt left the queue when it was claimed; the transition below
+	// re-derives the task's summary, queue count included.
+	r.publishQueue(ctx)
 	if _, err := r.transition(ctx, promptable, shared.SessionRunning, ""); err != nil {
 		// The session stopped taking prompts meanwhile: back to the queue.
 		if err := r.m.cfg.Store.ReleaseClaim(ctx, msg.ID, token); err != nil {
 			r.m.log.Error("release claim", "session", r.id, "err", err)
 		}
-		r.m.publishQueue(ctx, r.id)
+		r.publishQueue(ctx)
 		return
 	}
 	if err := r.ensureExecution(ctx, nil); err != nil {
@@ -195,23 +197,26 @@ func (m *Manager) Queue(ctx context.Context, sessionID string) ([]shared.QueuedP
 
 // RemoveQueued takes a prompt out of a session's queue.
 func (m *Manager) RemoveQueued(ctx context.Context, sessionID, queueID string) ([]shared.QueuedPrompt, error) {
+	r, _, err := m.runOf(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
 	if err := m.cfg.Store.RemoveQueued(ctx, sessionID, queueID); err != nil {
 		return nil, err
 	}
-	return m.publishQueue(ctx, sessionID), nil
+	queue := r.publishQueue(ctx)
+	m.projectSummary(ctx, r.taskID)
+	return queue, nil
 }
 
-// publishQueue publishes a session's queue and returns it.
-func (m *Manager) publishQueue(ctx context.Context, sessionID string) []shared.QueuedPrompt {
-	queue, err := m.Queue(ctx, sessionID)
+// publishQueue publishes the session's queue and returns it.
+func (r *run) publishQueue(ctx context.Context) []shared.QueuedPrompt {
+	queue, err := r.m.Queue(ctx, r.id)
 	if err != nil {
-		m.log.Error("load queue", "session", sessionID, "err", err)
+		r.m.log.Error("load queue", "session", r.id, "err", err)
 		return nil
 	}
-	m.pub.PublishSession(sessionID, shared.NotifySessionQueueChanged, map[string]any{"session_id": sessionID, "queue": queue}, false)
-	if s, err := m.cfg.Store.GetSession(ctx, sessionID); err == nil {
-		m.projectSummary(ctx, s.TaskID)
-	}
+	r.m.pub.PublishSession(r.id, shared.NotifySessionQueueChanged, map[string]any{"session_id": r.id, "queue": queue}, false)
 	return queue
 }
 

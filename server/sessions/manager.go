@@ -117,12 +117,17 @@ func (m *Manager) Create(ctx context.Context, req shared.SessionCreateRequest) (
 			m.pub.PublishWorkspace(task.WorkspaceID, shared.NotifyTaskUpdated, updated)
 		}
 	}
-	r, err := m.live(session, task.WorkspaceID)
+	r, err := m.live(session)
 	if err != nil {
 		return shared.Session{}, err
 	}
 	r.begin(profile, req.Prompt)
 	return session, nil
+}
+
+// Get returns a session.
+func (m *Manager) Get(ctx context.Context, sessionID string) (shared.Session, error) {
+	return m.cfg.Store.GetSession(ctx, sessionID)
 }
 
 // List returns a task's sessions.
@@ -174,7 +179,7 @@ func (m *Manager) GetMessage(ctx context.Context, sessionID, messageID string) (
 }
 
 // live returns the in-memory run of a session, creating it if needed.
-func (m *Manager) live(session shared.Session, workspaceID string) (*run, error) {
+func (m *Manager) live(session shared.Session) (*run, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -183,23 +188,19 @@ func (m *Manager) live(session shared.Session, workspaceID string) (*run, error)
 	if r, ok := m.runs[session.ID]; ok {
 		return r, nil
 	}
-	r := newRun(m, session, workspaceID)
+	r := newRun(m, session)
 	m.runs[session.ID] = r
 	return r, nil
 }
 
-// runOf returns the run of a session, loading the session when it has
-// none in memory (after a restart, for example).
+// runOf returns a session as stored and its run, creating the run when
+// the session has none in memory (after a restart, for example).
 func (m *Manager) runOf(ctx context.Context, sessionID string) (*run, shared.Session, error) {
 	session, err := m.cfg.Store.GetSession(ctx, sessionID)
 	if err != nil {
 		return nil, shared.Session{}, err
 	}
-	task, err := m.cfg.Store.GetTask(ctx, session.TaskID)
-	if err != nil {
-		return nil, shared.Session{}, err
-	}
-	r, err := m.live(session, task.WorkspaceID)
+	r, err := m.live(session)
 	return r, session, err
 }
 
@@ -224,7 +225,7 @@ func (m *Manager) workingDir(ctx context.Context, taskID string) (string, error)
 	return dir, nil
 }
 
-// go runs f on a goroutine the manager waits for on Close.
+// goTracked runs f on a goroutine the manager waits for on Close.
 func (m *Manager) goTracked(f func()) {
 	m.wg.Add(1)
 	go func() {

@@ -15,10 +15,9 @@ import (
 // run is the live side of one session: its agent execution, its stream
 // coalescer and its admission gate. At most one turn runs at a time.
 type run struct {
-	m           *Manager
-	id          string
-	taskID      string
-	workspaceID string
+	m      *Manager
+	id     string
+	taskID string
 
 	mu      sync.Mutex // guards the fields below
 	state   shared.SessionState
@@ -39,9 +38,9 @@ type waiter struct {
 	answer  chan string
 }
 
-func newRun(m *Manager, s shared.Session, workspaceID string) *run {
+func newRun(m *Manager, s shared.Session) *run {
 	return &run{
-		m: m, id: s.ID, taskID: s.TaskID, workspaceID: workspaceID,
+		m: m, id: s.ID, taskID: s.TaskID,
 		state: s.State, profile: s.AgentProfileID, waiting: make(map[string]*waiter),
 	}
 }
