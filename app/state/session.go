@@ -166,10 +166,24 @@ func currentStream(early []shared.Envelope) []shared.Envelope {
 }
 
 // Push takes one session notification in arrival order and reports
-// whether the detail needs a resync.
+// whether the detail needs a resync. Notifications of other sessions (a
+// session just closed may still send some) are ignored. A streaming
+// update is decoded here once, for the session check and the batch alike.
 func (d *SessionDetail) Push(env shared.Envelope) bool {
 	if d.resync {
 		return true
+	}
+	var update shared.Message
+	if env.Action == shared.NotifySessionMessageUpdated {
+		m, ok := decode[shared.Message](env.Payload)
+		if !ok || m.ID == "" || m.SessionID != d.id {
+			return false
+		}
+		update = m
+	} else if ref, ok := decode[struct {
+		SessionID string `json:"session_id"`
+	}](env.Payload); !ok || ref.SessionID != d.id {
+		return false
 	}
 	if !d.loaded {
 		if env.Seq >= 1 {
@@ -183,10 +197,7 @@ func (d *SessionDetail) Push(env shared.Envelope) bool {
 		return true
 	}
 	if env.Action == shared.NotifySessionMessageUpdated {
-		m, ok := decode[shared.Message](env.Payload)
-		if !ok || m.ID == "" {
-			return false
-		}
+		m := update
 		if m.AppendFrom != nil {
 			// Complete a partial update from the newest copy known, so the
 			// batch holds whole messages only.

@@ -21,7 +21,14 @@ func msg(id string, seq int64, content string, status shared.MessageState, at in
 	}
 }
 
+// note builds a session notification; like the server's, a map payload
+// names its session (s1 unless given).
 func note(action string, seq uint64, payload any) shared.Envelope {
+	if m, ok := payload.(map[string]any); ok {
+		if _, named := m["session_id"]; !named {
+			m["session_id"] = "s1"
+		}
+	}
 	raw, _ := json.Marshal(payload)
 	return shared.Envelope{Type: shared.TypeNotification, Action: action, Seq: seq, Payload: raw}
 }
@@ -219,4 +226,18 @@ func TestSessionQueuedPromptLeavesTheQueueWhenItJoinsTheTranscript(t *testing.T)
 	// A listing read before the prompt was sent, arriving after it.
 	d.Push(note(shared.NotifySessionQueueChanged, 3, map[string]any{"queue": q}))
 	assert.Empty(t, d.Queue())
+}
+
+// A session just closed may still send notifications; the detail of
+// another session ignores them, seq and all.
+func TestSessionIgnoresOtherSessions(t *testing.T) {
+	d := loaded(t)
+	other := msg("x", 1, "elsewhere", shared.MessageStreaming, 1)
+	other.SessionID = "s2"
+	assert.False(t, d.Push(added(1, other)))
+	assert.False(t, d.Push(updated(1, other)))
+	assert.False(t, d.Push(note(shared.NotifySessionTurnSettled, 5, map[string]any{"session_id": "s2", "outcome": "end_turn"})))
+	assert.Empty(t, contents(d))
+	assert.False(t, d.Push(added(1, msg("m1", 1, "mine", shared.MessageComplete, 1))), "the own stream's seq is untouched")
+	assert.Equal(t, []string{"m1:mine:complete"}, contents(d))
 }

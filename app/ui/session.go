@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"slices"
 
@@ -216,12 +215,6 @@ func (v *sessionView) reconnected(ctx app.Context) {
 // push takes a session notification in arrival order.
 func (v *sessionView) push(ctx app.Context, env shared.Envelope) {
 	if v.detail == nil {
-		return
-	}
-	var ref struct {
-		SessionID string `json:"session_id"`
-	}
-	if json.Unmarshal(env.Payload, &ref) != nil || ref.SessionID != v.openID {
 		return
 	}
 	if v.detail.Push(env) {
