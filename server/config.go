@@ -33,7 +33,15 @@ type Config struct {
 	AgentsFile string
 	// ShutdownTimeout bounds graceful shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
+	// ClaudeBackgroundPromptHandoff turns on the experiment of that name
+	// (--feature-claude-background-prompt-handoff,
+	// HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF); read at start only.
+	ClaudeBackgroundPromptHandoff bool
 }
+
+// FeatureClaudeBackgroundPromptHandoff names the experiment in boot
+// responses' server features.
+const FeatureClaudeBackgroundPromptHandoff = "claude_background_prompt_handoff"
 
 // Validate checks the configuration, refusing to expose the server beyond
 // loopback without a token.

@@ -20,6 +20,7 @@ import (
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/coalescer"
 	"github.com/herd-dev/herd/server/gateway"
+	"github.com/herd-dev/herd/server/projector"
 	"github.com/herd-dev/herd/server/sessions"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/shared"
@@ -53,10 +54,11 @@ type Server struct {
 	ln       net.Listener
 	serveErr chan error
 
-	ready    atomic.Bool
-	gateway  atomic.Pointer[gateway.Gateway] // set once start-up work is done
-	store    *store.Store                    // set by Start before ready
-	sessions *sessions.Manager               // set by Start before ready
+	ready     atomic.Bool
+	gateway   atomic.Pointer[gateway.Gateway] // set once start-up work is done
+	store     *store.Store                    // set by Start before ready
+	sessions  *sessions.Manager               // set by Start before ready
+	projector *projector.Projector            // set by Start before ready
 	// profiles are the built-in profiles followed by those of
 	// --agents-file (read by New); the first builtinCount are built in.
 	profiles     []agent.Profile
@@ -162,6 +164,11 @@ func (s *Server) startup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("register stream metrics: %w", err)
 	}
+	proj, err := projector.New(projector.Config{Store: st, Logger: s.log.With("component", "projector")})
+	if err != nil {
+		return fmt.Errorf("start projector: %w", err)
+	}
+	s.projector = proj
 	mgr, err := sessions.New(sessions.Config{
 		Store:          st,
 		Profile:        s.profileCatalog().Profile,
@@ -170,25 +177,39 @@ func (s *Server) startup(ctx context.Context) error {
 		Version:        s.opts.Version,
 		Logger:         s.log.With("component", "sessions"),
 		Metrics:        metrics,
+		Projector:      proj,
+		Handoff:        s.cfg.ClaudeBackgroundPromptHandoff,
 	})
 	if err != nil {
 		return fmt.Errorf("start sessions: %w", err)
 	}
 	s.sessions = mgr
+	var features []string
+	if s.cfg.ClaudeBackgroundPromptHandoff {
+		features = append(features, FeatureClaudeBackgroundPromptHandoff)
+	}
 	gw, err := gateway.New(gateway.Config{
 		Store:          st,
 		Profiles:       s.profileCatalog(),
 		Sessions:       mgr,
+		Errors:         proj,
 		Logger:         s.log.With("component", "gateway"),
 		Registerer:     s.registry,
 		Version:        s.opts.Version,
+		Features:       features,
 		AllowedOrigins: s.cfg.AllowedOrigins,
 	})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}
+	proj.Start(gw)
 	if err := mgr.Start(ctx, gw); err != nil {
 		return fmt.Errorf("recover sessions: %w", err)
+	}
+	// Every summary the recovery changed, and any stale or missing one, is
+	// repaired and published before the server reports ready.
+	if err := proj.Rebuild(ctx); err != nil {
+		return fmt.Errorf("rebuild status summaries: %w", err)
 	}
 	if s.opts.BeforeReady != nil {
 		if err := s.opts.BeforeReady(ctx); err != nil {
@@ -240,6 +261,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		if s.sessions != nil {
 			s.sessions.Close()
+		}
+		if s.projector != nil {
+			s.projector.Close()
 		}
 		if s.ln != nil {
 			if err := <-s.serveErr; err != nil {

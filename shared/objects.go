@@ -24,6 +24,11 @@ type Task struct {
 	Archived     bool             `json:"archived"`
 	CreatedAt    time.Time        `json:"created_at"`
 	UpdatedAt    time.Time        `json:"updated_at"`
+	// ForegroundActivity aggregates the task's sessions coarsely: generating
+	// while one runs, absent when all are settled.
+	ForegroundActivity ForegroundActivity `json:"foreground_activity,omitempty"`
+	// ActiveSubagentCount sums the live subagents of the task's sessions.
+	ActiveSubagentCount int `json:"active_subagent_count"`
 	// StatusSummary is the bounded live status of the task. List, get and
 	// boot responses always carry it; workspace feed task events omit it
 	// (summaries travel as task.status_summary.updated).
@@ -74,6 +79,10 @@ type Session struct {
 	// ForegroundActivity is omitted when the session is settled.
 	ForegroundActivity  ForegroundActivity `json:"foreground_activity,omitempty"`
 	ActiveSubagentCount int                `json:"active_subagent_count"`
+	// StateRevision rises by one with every change of State,
+	// ForegroundActivity or ActiveSubagentCount; a client keeps the copy
+	// with the highest revision, whether it came in a list or an event.
+	StateRevision int64 `json:"state_revision"`
 	// ErrorMessage explains a FAILED state; empty otherwise.
 	ErrorMessage string    `json:"error_message,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`

@@ -111,6 +111,26 @@ type StatusSummaryEvent struct {
 	StatusSummary TaskStatusSummary `json:"status_summary"`
 }
 
+// SessionStateEvent is the payload of session.state_changed and
+// session.activity_changed: a session's state and activity at one
+// StateRevision. ForegroundActivity is omitted when the session is settled.
+type SessionStateEvent struct {
+	TaskID              string             `json:"task_id"`
+	SessionID           string             `json:"session_id"`
+	State               SessionState       `json:"state"`
+	ForegroundActivity  ForegroundActivity `json:"foreground_activity,omitempty"`
+	ActiveSubagentCount int                `json:"active_subagent_count"`
+	StateRevision       int64              `json:"state_revision"`
+}
+
+// SessionStateEventOf returns the state event of a session.
+func SessionStateEventOf(s Session) SessionStateEvent {
+	return SessionStateEvent{
+		TaskID: s.TaskID, SessionID: s.ID, State: s.State, ForegroundActivity: s.ForegroundActivity,
+		ActiveSubagentCount: s.ActiveSubagentCount, StateRevision: s.StateRevision,
+	}
+}
+
 // SessionListResponse answers session.list.
 type SessionListResponse struct {
 	Sessions []Session `json:"sessions"`

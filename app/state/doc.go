@@ -14,6 +14,12 @@
 //
 //   - Newest wins: a task write is ignored when the stored copy has a newer
 //     UpdatedAt; an equal UpdatedAt is accepted (a repeat is harmless).
+//   - A response does not undo a live event: a ResponseWrite (boot,
+//     task.list, task.create) carries the Mark taken when its request was
+//     sent. When a live TaskWrite has written the task since that Mark, the
+//     response's task fields are applied only if its UpdatedAt is strictly
+//     newer, since coarse fields such as ForegroundActivity change without
+//     a new UpdatedAt. Its summary passes the revision gate regardless.
 //   - Revision gate: a summary is ignored unless its Revision is greater than
 //     the stored one. A task write that carries a StatusSummary passes its
 //     summary through the same gate, independently of the task's own fields.
@@ -26,6 +32,16 @@
 //     a write newer than the deletion can.
 //   - Archived tasks stay stored (so an older write cannot revive them as
 //     unarchived) but leave the visible list.
+//
+// # Rows
+//
+// RowOf is the one row model of both task switchers (desktop sidebar and
+// phone sheet). Its state icon follows the task-row precedence:
+// permission, clarification, foreground activity (generating, background),
+// lifecycle state. Without a summary it falls back to the task's coarse
+// ForegroundActivity, else to unknown for a task with a session; it never
+// subscribes to a session to learn more. The error dot, git totals, pull
+// request badge and queued count come only from the summary.
 //
 // # The view
 //
@@ -55,6 +71,15 @@
 // were missed: the detail stops applying and reports Resync, and the UI
 // subscribes again. A session.message.updated of a still-streaming message
 // may repeat the last seq (an intermediate update) or take the next one.
+//
+// A session's state, foreground activity and subagent count move with its
+// StateRevision, newest wins: session.state_changed and
+// session.activity_changed apply only with a greater revision, and a
+// session record (snapshot, session.list, session.create) replaces them
+// when its revision is at least the held one, an omitted activity clearing
+// a stale background. Reset keeps the record, because the server's
+// revisions persist and keep rising across reconnects; a settled session
+// never shows an activity (SessionIndicator).
 //
 // Per-frame batching: session.message.updated payloads are kept newest per
 // message and applied by Flush, which the UI calls once per animation

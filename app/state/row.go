@@ -2,10 +2,13 @@ package state
 
 import "github.com/herd-dev/herd/shared"
 
-// Indicator is the one state icon a task row shows. RowOf picks it by a
-// fixed precedence: a pending permission, then a pending clarification, then
-// foreground activity (generating or background), then the primary
-// session's lifecycle state, and with no session a neutral dot.
+// Indicator is the one state icon a task row or a session header shows.
+// RowOf picks it by a fixed precedence: a pending permission, then a
+// pending clarification, then foreground activity (generating or
+// background), then the primary session's lifecycle state, and with no
+// session a neutral dot. Generating, background and completed each have
+// their own label and their own shape in app.css, so none of them is told
+// apart by colour alone and background work never reads as done.
 type Indicator string
 
 // Row state indicators. The values double as CSS class suffixes.
@@ -64,6 +67,16 @@ func (i Indicator) Label() string {
 	}
 }
 
+// Indicators returns every indicator, for checks that each one has a
+// label and a style.
+func Indicators() []Indicator {
+	return []Indicator{
+		IndicatorPermission, IndicatorClarification, IndicatorGenerating, IndicatorBackground,
+		IndicatorCreated, IndicatorStarting, IndicatorRunning, IndicatorWaiting, IndicatorCompleted,
+		IndicatorIdle, IndicatorFailed, IndicatorCancelled, IndicatorNoSession, IndicatorUnknown,
+	}
+}
+
 // lifecycleIndicators maps a primary session's state to its indicator.
 var lifecycleIndicators = map[shared.SessionState]Indicator{
 	shared.SessionCreated:         IndicatorCreated,
@@ -83,10 +96,10 @@ type Row struct {
 	TaskID    string
 	Title     string
 	Indicator Indicator
-	// ErrorPreview is the active error's preview; HasError is set even when
-	// the preview is empty.
-	HasError     bool
-	ErrorPreview string
+	// HasError is set while the task has an active error. The row shows
+	// only that there is one; its preview (agent text) is shown as text in
+	// the task's detail.
+	HasError bool
 	// HasGit is set when the summary carries a git observation.
 	HasGit       bool
 	Additions    int
@@ -101,23 +114,22 @@ type Row struct {
 	Queued int
 }
 
-// RowOf derives a task's row from the task and its status summary. When the
+// RowOf derives a task's row from the task and its status summary; the
+// desktop sidebar and the phone sheet both render what it returns. When the
 // summary is present it is authoritative for every status field, including
-// the ones it omits; without one the row shows no decorations.
+// the ones it omits. Without one (a task.created event precedes its
+// summary) the row falls back to the task's coarse fields and shows no
+// decorations: foreground activity if any, otherwise unknown for a task
+// with a session. It never asks for a session to find out more.
 func RowOf(t shared.Task) Row {
 	r := Row{TaskID: t.ID, Title: t.Title, Indicator: IndicatorNoSession}
 	sum := t.StatusSummary
 	if sum == nil {
-		if t.PrimarySessionID != "" {
-			r.Indicator = IndicatorUnknown
-		}
+		r.Indicator = coarseIndicator(t)
 		return r
 	}
 	r.Indicator = indicatorOf(sum)
-	if e := sum.ActiveError; e != nil {
-		r.HasError = true
-		r.ErrorPreview = e.Preview
-	}
+	r.HasError = sum.ActiveError != nil
 	if g := sum.Git; g != nil {
 		r.HasGit = true
 		r.Additions, r.Deletions, r.ChangedFiles = g.Additions, g.Deletions, g.ChangedFiles
@@ -128,6 +140,39 @@ func RowOf(t shared.Task) Row {
 	}
 	r.Queued = max(sum.QueuedPromptCount, 0)
 	return r
+}
+
+// coarseIndicator is the indicator of a task without a summary.
+func coarseIndicator(t shared.Task) Indicator {
+	switch {
+	case t.ForegroundActivity == shared.ActivityGenerating:
+		return IndicatorGenerating
+	case t.ForegroundActivity == shared.ActivityBackground:
+		return IndicatorBackground
+	case t.PrimarySessionID != "":
+		return IndicatorUnknown
+	default:
+		return IndicatorNoSession
+	}
+}
+
+// SessionIndicator names one session's state in the rows' vocabulary. A
+// running session shows its foreground activity; a settled one shows its
+// lifecycle state only, whatever activity a stale copy still carries, so a
+// session that has left RUNNING never looks busy.
+func SessionIndicator(s shared.Session) Indicator {
+	if s.State == shared.SessionRunning {
+		switch s.ForegroundActivity {
+		case shared.ActivityGenerating:
+			return IndicatorGenerating
+		case shared.ActivityBackground:
+			return IndicatorBackground
+		}
+	}
+	if i, ok := lifecycleIndicators[s.State]; ok {
+		return i
+	}
+	return IndicatorUnknown
 }
 
 // indicatorOf applies the row precedence to a summary.

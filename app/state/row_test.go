@@ -62,6 +62,29 @@ func TestRowIndicatorPrecedence(t *testing.T) {
 			want: IndicatorUnknown,
 		},
 		{
+			name: "no summary falls back to the task's coarse generating activity",
+			task: shared.Task{PrimarySessionID: "s1", ForegroundActivity: shared.ActivityGenerating},
+			want: IndicatorGenerating,
+		},
+		{
+			name: "no summary falls back to the task's coarse background activity",
+			task: shared.Task{PrimarySessionID: "s1", ForegroundActivity: shared.ActivityBackground},
+			want: IndicatorBackground,
+		},
+		{
+			name: "a summary outranks the task's coarse fields, even when it omits activity",
+			task: shared.Task{
+				PrimarySessionID: "s1", ForegroundActivity: shared.ActivityGenerating,
+				StatusSummary: &shared.TaskStatusSummary{PrimarySession: &shared.PrimarySession{ID: "s1", State: shared.SessionCompleted}},
+			},
+			want: IndicatorCompleted,
+		},
+		{
+			name: "running primary session without an activity shows running",
+			task: shared.Task{StatusSummary: &shared.TaskStatusSummary{PrimarySession: running}},
+			want: IndicatorRunning,
+		},
+		{
 			name: "unrecognised lifecycle state is unknown",
 			task: shared.Task{StatusSummary: &shared.TaskStatusSummary{PrimarySession: &shared.PrimarySession{State: "PAUSED"}}},
 			want: IndicatorUnknown,
@@ -101,7 +124,7 @@ func TestRowDecorations(t *testing.T) {
 				PendingAction: shared.PendingPermission,
 				ActiveError:   &shared.ActiveError{Preview: "boom"},
 			},
-			want: Row{Indicator: IndicatorPermission, HasError: true, ErrorPreview: "boom"},
+			want: Row{Indicator: IndicatorPermission, HasError: true},
 		},
 		{
 			name: "git totals shown when git is present",
@@ -130,6 +153,47 @@ func TestRowDecorations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := RowOf(shared.Task{StatusSummary: tt.sum})
 			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestRowWithoutSummaryShowsNoDecorations(t *testing.T) {
+	got := RowOf(shared.Task{ID: "a", Title: "t", PrimarySessionID: "s1", ForegroundActivity: shared.ActivityGenerating, ActiveSubagentCount: 2})
+	assert.Equal(t, Row{TaskID: "a", Title: "t", Indicator: IndicatorGenerating}, got)
+}
+
+func TestIndicatorLabelsAreDistinct(t *testing.T) {
+	labels := make(map[string]Indicator)
+	for _, i := range Indicators() {
+		l := i.Label()
+		assert.NotEmpty(t, l, "indicator %s", i)
+		if other, dup := labels[l]; dup {
+			t.Errorf("indicators %s and %s share the label %q", i, other, l)
+		}
+		labels[l] = i
+	}
+	assert.Equal(t, "Generating", IndicatorGenerating.Label())
+	assert.Equal(t, "Working in the background", IndicatorBackground.Label())
+	assert.Equal(t, "Completed", IndicatorCompleted.Label())
+}
+
+func TestSessionIndicator(t *testing.T) {
+	tests := []struct {
+		name    string
+		session shared.Session
+		want    Indicator
+	}{
+		{"running and generating", shared.Session{State: shared.SessionRunning, ForegroundActivity: shared.ActivityGenerating}, IndicatorGenerating},
+		{"running in the background", shared.Session{State: shared.SessionRunning, ForegroundActivity: shared.ActivityBackground}, IndicatorBackground},
+		{"running without an activity", shared.Session{State: shared.SessionRunning}, IndicatorRunning},
+		{"settled with a stale background is not busy", shared.Session{State: shared.SessionWaitingForInput, ForegroundActivity: shared.ActivityBackground}, IndicatorWaiting},
+		{"completed", shared.Session{State: shared.SessionCompleted}, IndicatorCompleted},
+		{"failed", shared.Session{State: shared.SessionFailed}, IndicatorFailed},
+		{"not loaded yet", shared.Session{}, IndicatorUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, SessionIndicator(tt.session))
 		})
 	}
 }

@@ -112,17 +112,26 @@ func (d *SessionDetail) Message(id string) (shared.Message, bool) {
 	return m, ok
 }
 
-// Reset forgets everything but the session's id and starts buffering for
-// the next snapshot, as after a reconnect or a resync.
+// Reset forgets everything but the session record and starts buffering
+// for the next snapshot, as after a reconnect or a resync. The record stays
+// so the view keeps showing the last known state, and so its StateRevision
+// still gates what follows: the server persists revisions, and they keep
+// rising across reconnects and restarts.
 func (d *SessionDetail) Reset() {
+	held := d.session
 	*d = *NewSessionDetail(d.id)
+	d.session = held
 }
 
-// SetSession records the session from a session.list or session.create
-// answer, newest UpdatedAt winning, so the view has a state before the
-// snapshot arrives.
+// SetSession records the session from a session.list, session.create or
+// session.subscribe answer. A record whose StateRevision is at least the
+// held one replaces the held copy whole: state, foreground activity (an
+// omitted one clears a stale background) and subagent count. An older one
+// is ignored, so a live event applied while the request was in flight
+// stays. Equal revisions are accepted because a restarted server keeps the
+// revision but not the in-memory activity it counted.
 func (d *SessionDetail) SetSession(s shared.Session) {
-	if d.session.ID == "" || !s.UpdatedAt.Before(d.session.UpdatedAt) {
+	if d.session.ID == "" || s.StateRevision >= d.session.StateRevision {
 		d.session = s
 	}
 }
@@ -133,7 +142,7 @@ func (d *SessionDetail) SetSession(s shared.Session) {
 func (d *SessionDetail) Load(snap shared.SessionSnapshot) {
 	early := d.early
 	d.Reset()
-	d.session = snap.Session
+	d.SetSession(snap.Session)
 	for _, m := range snap.Messages {
 		d.writeMessage(m)
 	}
@@ -282,11 +291,9 @@ func (d *SessionDetail) apply(env shared.Envelope) {
 				d.writes++
 			}
 		}
-	case shared.NotifySessionStateChanged:
-		if ev, ok := decode[stateChange](env.Payload); ok && ev.State != "" {
-			d.session.State = ev.State
-			d.session.ForegroundActivity = ev.ForegroundActivity
-			d.session.ActiveSubagentCount = ev.ActiveSubagentCount
+	case shared.NotifySessionStateChanged, shared.NotifySessionActivityChanged:
+		if ev, ok := decode[shared.SessionStateEvent](env.Payload); ok {
+			d.applyState(ev)
 		}
 	case shared.NotifySessionQueueChanged:
 		if ev, ok := decode[shared.QueueResponse](env.Payload); ok {
@@ -305,11 +312,24 @@ func (d *SessionDetail) setQueue(q []shared.QueuedPrompt) {
 	})
 }
 
-// stateChange is the payload of session.state_changed.
-type stateChange struct {
-	State               shared.SessionState       `json:"state"`
-	ForegroundActivity  shared.ForegroundActivity `json:"foreground_activity"`
-	ActiveSubagentCount int                       `json:"active_subagent_count"`
+// applyState applies a session.state_changed or session.activity_changed
+// whose StateRevision is newer than the held one; an omitted foreground
+// activity means settled and clears the held one. An event without a
+// revision (zero: a session's first change already raises it to one) comes
+// from a server that does not count them yet and is applied in arrival
+// order, without moving the held revision.
+func (d *SessionDetail) applyState(ev shared.SessionStateEvent) {
+	if ev.StateRevision != 0 && ev.StateRevision <= d.session.StateRevision {
+		return
+	}
+	if ev.State != "" {
+		d.session.State = ev.State
+	}
+	d.session.ForegroundActivity = ev.ForegroundActivity
+	d.session.ActiveSubagentCount = max(ev.ActiveSubagentCount, 0)
+	if ev.StateRevision != 0 {
+		d.session.StateRevision = ev.StateRevision
+	}
 }
 
 // writeMessage is the one function that changes the transcript. The

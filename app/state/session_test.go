@@ -241,3 +241,142 @@ func TestSessionIgnoresOtherSessions(t *testing.T) {
 	assert.False(t, d.Push(added(1, msg("m1", 1, "mine", shared.MessageComplete, 1))), "the own stream's seq is untouched")
 	assert.Equal(t, []string{"m1:mine:complete"}, contents(d))
 }
+
+// stateNote is a session.state_changed or session.activity_changed at rev.
+func stateNote(action string, seq uint64, rev int64, st shared.SessionState, act shared.ForegroundActivity, subagents int) shared.Envelope {
+	return note(action, seq, shared.SessionStateEvent{
+		TaskID: "t1", SessionID: "s1", State: st, ForegroundActivity: act, ActiveSubagentCount: subagents, StateRevision: rev,
+	})
+}
+
+// sessionAt is session s1 at rev.
+func sessionAt(rev int64, st shared.SessionState, act shared.ForegroundActivity, subagents int) shared.Session {
+	return shared.Session{ID: "s1", TaskID: "t1", State: st, ForegroundActivity: act, ActiveSubagentCount: subagents, StateRevision: rev}
+}
+
+func TestSessionStateEventsApplyOnlyWhenNewer(t *testing.T) {
+	tests := []struct {
+		name   string
+		events []shared.Envelope
+		want   shared.Session
+	}{
+		{
+			name: "a newer state event applies",
+			events: []shared.Envelope{
+				stateNote(shared.NotifySessionStateChanged, 1, 4, shared.SessionRunning, shared.ActivityGenerating, 0),
+			},
+			want: sessionAt(4, shared.SessionRunning, shared.ActivityGenerating, 0),
+		},
+		{
+			name: "an activity event carries activity and subagents",
+			events: []shared.Envelope{
+				stateNote(shared.NotifySessionStateChanged, 1, 4, shared.SessionRunning, shared.ActivityGenerating, 0),
+				stateNote(shared.NotifySessionActivityChanged, 2, 5, shared.SessionRunning, shared.ActivityBackground, 2),
+			},
+			want: sessionAt(5, shared.SessionRunning, shared.ActivityBackground, 2),
+		},
+		{
+			name: "an event not newer than the held revision is ignored",
+			events: []shared.Envelope{
+				stateNote(shared.NotifySessionActivityChanged, 1, 5, shared.SessionRunning, shared.ActivityBackground, 1),
+				stateNote(shared.NotifySessionStateChanged, 2, 4, shared.SessionRunning, shared.ActivityGenerating, 0),
+				stateNote(shared.NotifySessionStateChanged, 3, 5, shared.SessionFailed, "", 0),
+			},
+			want: sessionAt(5, shared.SessionRunning, shared.ActivityBackground, 1),
+		},
+		{
+			name: "a settled state event clears the activity it omits",
+			events: []shared.Envelope{
+				stateNote(shared.NotifySessionActivityChanged, 1, 4, shared.SessionRunning, shared.ActivityBackground, 1),
+				stateNote(shared.NotifySessionStateChanged, 2, 5, shared.SessionWaitingForInput, "", 0),
+			},
+			want: sessionAt(5, shared.SessionWaitingForInput, "", 0),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewSessionDetail("s1")
+			d.Load(shared.SessionSnapshot{Session: sessionAt(3, shared.SessionWaitingForInput, "", 0)})
+			for _, env := range tt.events {
+				require.False(t, d.Push(env))
+			}
+			assert.Equal(t, tt.want, d.Session())
+		})
+	}
+}
+
+func TestSessionRecordReplacesStateAtAnEqualOrNewerRevision(t *testing.T) {
+	tests := []struct {
+		name   string
+		record shared.Session
+		want   shared.Session
+	}{
+		{
+			name:   "newer record replaces",
+			record: sessionAt(6, shared.SessionRunning, shared.ActivityGenerating, 0),
+			want:   sessionAt(6, shared.SessionRunning, shared.ActivityGenerating, 0),
+		},
+		{
+			name:   "equal record replaces, its omitted activity clearing the held one",
+			record: sessionAt(5, shared.SessionRunning, "", 0),
+			want:   sessionAt(5, shared.SessionRunning, "", 0),
+		},
+		{
+			name:   "older record is ignored",
+			record: sessionAt(4, shared.SessionWaitingForInput, "", 0),
+			want:   sessionAt(5, shared.SessionRunning, shared.ActivityBackground, 3),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewSessionDetail("s1")
+			d.SetSession(sessionAt(5, shared.SessionRunning, shared.ActivityBackground, 3))
+			d.SetSession(tt.record)
+			assert.Equal(t, tt.want, d.Session())
+		})
+	}
+}
+
+// After a reconnect the server's revisions keep rising; the session
+// record outlives the resubscribe, and the snapshot of a session that
+// settled meanwhile clears the background it held.
+func TestSessionSettledSnapshotClearsStaleBackground(t *testing.T) {
+	for _, rev := range []int64{7, 8} {
+		t.Run("snapshot at revision "+strconv.FormatInt(rev, 10), func(t *testing.T) {
+			d := NewSessionDetail("s1")
+			d.Load(shared.SessionSnapshot{Session: sessionAt(6, shared.SessionRunning, shared.ActivityGenerating, 0)})
+			require.False(t, d.Push(stateNote(shared.NotifySessionActivityChanged, 1, 7, shared.SessionRunning, shared.ActivityBackground, 2)))
+			require.Equal(t, IndicatorBackground, SessionIndicator(d.Session()))
+
+			d.Reset() // the reconnect's resubscribe
+			assert.Equal(t, IndicatorBackground, SessionIndicator(d.Session()), "the view keeps the last known state meanwhile")
+			d.Load(shared.SessionSnapshot{Session: sessionAt(rev, shared.SessionWaitingForInput, "", 0)})
+
+			assert.Equal(t, sessionAt(rev, shared.SessionWaitingForInput, "", 0), d.Session())
+			assert.Equal(t, IndicatorWaiting, SessionIndicator(d.Session()))
+		})
+	}
+}
+
+func TestSessionLiveActivityEventNewerThanASnapshotInFlightWins(t *testing.T) {
+	d := NewSessionDetail("s1")
+	d.Load(shared.SessionSnapshot{Session: sessionAt(6, shared.SessionRunning, shared.ActivityGenerating, 0)})
+	d.Reset() // subscribe sent; the snapshot is read at revision 7
+
+	// The activity event of revision 8 arrives before the snapshot.
+	d.Push(stateNote(shared.NotifySessionActivityChanged, 1, 8, shared.SessionRunning, shared.ActivityBackground, 1))
+	d.Load(shared.SessionSnapshot{Session: sessionAt(7, shared.SessionRunning, shared.ActivityGenerating, 0)})
+	assert.Equal(t, sessionAt(8, shared.SessionRunning, shared.ActivityBackground, 1), d.Session())
+
+	// A session.list answer read before the event changes nothing either.
+	d.SetSession(sessionAt(7, shared.SessionRunning, shared.ActivityGenerating, 0))
+	assert.Equal(t, sessionAt(8, shared.SessionRunning, shared.ActivityBackground, 1), d.Session())
+}
+
+func TestSessionStateEventWithoutRevisionAppliesInArrivalOrder(t *testing.T) {
+	d := NewSessionDetail("s1")
+	d.Load(shared.SessionSnapshot{Session: sessionAt(3, shared.SessionWaitingForInput, "", 0)})
+	require.False(t, d.Push(stateNote(shared.NotifySessionStateChanged, 1, 0, shared.SessionRunning, shared.ActivityGenerating, 0)))
+	assert.Equal(t, sessionAt(3, shared.SessionRunning, shared.ActivityGenerating, 0), d.Session(),
+		"applied, without moving the revision")
+}

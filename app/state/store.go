@@ -67,6 +67,9 @@ type entry struct {
 	summary *shared.TaskStatusSummary
 	// seq is the Store.seq of the last accepted write of this entry.
 	seq uint64
+	// live is the Store.seq of the last accepted write of this entry's task
+	// by a live event (TaskWrite); zero when only responses wrote it.
+	live uint64
 	// row caches RowOf(task with summary), refreshed on every accepted write.
 	row Row
 	// pos is the entry's index in Store.rows, or -1 when it is not visible.
@@ -194,8 +197,10 @@ func (s *Store) visible(e *entry) bool {
 	return !e.task.Archived && e.task.WorkspaceID == s.workspaceID
 }
 
-// Mark is a point in the store's write history, taken before an
-// authoritative listing is requested.
+// Mark is a point in the store's write history, taken on the UI goroutine
+// before a request whose answer holds tasks is sent: ResponseWrite uses it
+// to let live events written since win, and Retain to keep the tasks they
+// wrote.
 type Mark uint64
 
 // Mark returns the current point in the write history.

@@ -192,3 +192,88 @@ func BenchmarkSummaryDeltaInto1000Rows(b *testing.B) {
 		s.Rows()
 	}
 }
+
+func TestResponseYieldsToALiveEventAppliedAfterItsRequestWasSent(t *testing.T) {
+	running := task("a", "t", 1, 1)
+	running.PrimarySessionID, running.ForegroundActivity = "s1", shared.ActivityGenerating
+	settled := running
+	settled.ForegroundActivity = ""
+	// The server read the listing while the task was still running; the
+	// event that settled it kept its updated_at.
+	listedRunning := running
+
+	tests := []struct {
+		name string
+		// liveBeforeSend says the live event was applied before the request
+		// was sent (its Mark), rather than while it was in flight.
+		liveBeforeSend bool
+		listed         shared.Task
+		want           shared.ForegroundActivity
+		wantChanged    bool
+	}{
+		{
+			name:   "a response sent before a live event does not overwrite it",
+			listed: listedRunning, want: "",
+		},
+		{
+			name:           "a response sent after a live event overwrites it",
+			liveBeforeSend: true,
+			listed:         listedRunning, want: shared.ActivityGenerating, wantChanged: true,
+		},
+		{
+			name:   "a response strictly newer than the live event still wins",
+			listed: func() shared.Task { t := task("a", "renamed", 1, 2); t.PrimarySessionID = "s1"; return t }(),
+			want:   "", wantChanged: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t, ResponseWrite(running, 0))
+			var sent Mark
+			if tt.liveBeforeSend {
+				s.Apply(TaskWrite(settled))
+				sent = s.Mark()
+			} else {
+				sent = s.Mark()
+				s.Apply(TaskWrite(settled))
+			}
+			assert.Equal(t, tt.wantChanged, s.Apply(ResponseWrite(tt.listed, sent)))
+			got, _ := s.Task("a")
+			assert.Equal(t, tt.want, got.ForegroundActivity)
+			assert.Equal(t, tt.want == shared.ActivityGenerating, s.Rows()[0].Indicator == IndicatorGenerating)
+		})
+	}
+}
+
+func TestResponseYieldingToALiveEventStillCarriesANewerSummary(t *testing.T) {
+	s := newStore(t, TaskWrite(withSummary(task("a", "t", 1, 1), summary(1, shared.SessionRunning))))
+	sent := s.Mark()
+	s.Apply(TaskWrite(task("a", "renamed live", 1, 1)))
+
+	require.True(t, s.Apply(ResponseWrite(withSummary(task("a", "listed", 1, 1), summary(2, shared.SessionWaitingForInput)), sent)))
+	got, _ := s.Task("a")
+	assert.Equal(t, "renamed live", got.Title, "task fields yield to the live event")
+	assert.Equal(t, int64(2), got.StatusSummary.Revision, "the summary passes its own revision gate")
+
+	assert.False(t, s.Apply(ResponseWrite(withSummary(task("a", "listed", 1, 1), summary(2, shared.SessionIdle)), sent)),
+		"a summary that is not newer is ignored")
+}
+
+func TestResponseIsNotALiveEvent(t *testing.T) {
+	s := newStore(t, TaskWrite(task("a", "t", 1, 1)))
+	first := s.Mark()
+	s.Apply(ResponseWrite(task("a", "first listing", 1, 1), first))
+	// A second listing sent before the first was applied is held back only
+	// by live events, never by another response.
+	assert.True(t, s.Apply(ResponseWrite(task("a", "second listing", 1, 1), first)))
+	got, _ := s.Task("a")
+	assert.Equal(t, "second listing", got.Title)
+}
+
+func TestResponseSentBeforeALiveDeletionDoesNotReviveTheTask(t *testing.T) {
+	s := newStore(t, TaskWrite(task("a", "t", 1, 1)))
+	sent := s.Mark()
+	s.Apply(DeleteWrite(task("a", "t", 1, 2)))
+	assert.False(t, s.Apply(ResponseWrite(task("a", "listed before the deletion", 1, 1), sent)))
+	assert.Empty(t, s.Rows())
+}

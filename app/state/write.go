@@ -20,13 +20,27 @@ type Write struct {
 	task shared.Task
 	// summary is the summary of a writeSummary.
 	summary shared.TaskStatusSummary
+	// response is set for a task read by a request; sent is the store's
+	// Mark when that request was sent.
+	response bool
+	sent     Mark
 }
 
-// TaskWrite stores a task from a boot or list response or from a
-// task.created or task.updated event. Its StatusSummary, when present, is
-// revision gated; when absent the stored summary stays.
+// TaskWrite stores a task from a live task.created or task.updated event.
+// Its StatusSummary, when present, is revision gated; when absent the
+// stored summary stays.
 func TaskWrite(t shared.Task) Write {
 	return Write{kind: writeTask, task: t}
+}
+
+// ResponseWrite stores a task from the answer to a request (boot,
+// task.list, task.create) that was sent when the store was at sent. The
+// server may have read the task before a live event that the store has
+// applied since, so the task's own fields are not overwritten on a task a
+// live event wrote after sent, unless this copy is strictly newer. Its
+// summary passes the revision gate as always.
+func ResponseWrite(t shared.Task, sent Mark) Write {
+	return Write{kind: writeTask, task: t, response: true, sent: sent}
 }
 
 // SummaryWrite replaces a task's summary, from a task.status_summary.updated
@@ -47,7 +61,7 @@ func DeleteWrite(t shared.Task) Write {
 func (s *Store) Apply(w Write) bool {
 	switch w.kind {
 	case writeTask:
-		return s.applyTask(w.task)
+		return s.applyTask(w)
 	case writeSummary:
 		return s.applySummary(w.task.ID, w.summary)
 	case writeDelete:
@@ -57,8 +71,9 @@ func (s *Store) Apply(w Write) bool {
 	}
 }
 
-// applyTask is Apply for a TaskWrite.
-func (s *Store) applyTask(t shared.Task) bool {
+// applyTask is Apply for a TaskWrite or a ResponseWrite.
+func (s *Store) applyTask(w Write) bool {
+	t := w.task
 	if deletedAt, dead := s.tombs[t.ID]; dead {
 		if !t.UpdatedAt.After(deletedAt) {
 			return false
@@ -78,11 +93,14 @@ func (s *Store) applyTask(t shared.Task) bool {
 		s.tasks[t.ID] = e
 		s.orderStale = true
 		s.touch(e)
+		if !w.response {
+			e.live = e.seq
+		}
 		return true
 	}
 
 	changed := false
-	if !e.task.UpdatedAt.After(t.UpdatedAt) {
+	if s.mayReplaceTask(e, w) {
 		if movesInView(e.task, t) {
 			s.orderStale = true
 		}
@@ -96,8 +114,22 @@ func (s *Store) applyTask(t shared.Task) bool {
 	}
 	if changed {
 		s.touch(e)
+		if !w.response {
+			e.live = e.seq
+		}
 	}
 	return changed
+}
+
+// mayReplaceTask reports whether w's task fields may replace e's. Newest
+// UpdatedAt wins, an equal one is accepted; but an answer to a request sent
+// before a live event that wrote e must be strictly newer, since fields
+// such as the foreground activity change without a new UpdatedAt.
+func (s *Store) mayReplaceTask(e *entry, w Write) bool {
+	if w.response && e.live > uint64(w.sent) {
+		return w.task.UpdatedAt.After(e.task.UpdatedAt)
+	}
+	return !e.task.UpdatedAt.After(w.task.UpdatedAt)
 }
 
 // applySummary is Apply for a SummaryWrite.

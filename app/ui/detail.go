@@ -9,17 +9,17 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// renderDetail draws the selected task: what it is, its session pane (nil
-// in the server's render, which then says what the summary knows), where
-// it works, and what its summary says.
-func renderDetail(t shared.Task, sessions app.UI) app.UI {
+// renderDetail draws the selected task: what it is, its active error, its
+// session pane (nil in the server's render, which then says what the
+// summary knows), where it works, and what its summary says.
+func (s *shell) renderDetail(t shared.Task, sessions app.UI) app.UI {
 	row := state.RowOf(t)
 	sum := t.StatusSummary
 	return app.Article().Class("task-detail").Aria("labelledby", "detail-title").Body(
 		app.Header().Class("detail-head").Body(
 			app.H1().ID("detail-title").Class("detail-title").Text(titleOrPlaceholder(t.Title)),
 			app.Span().Class("state-chip").Body(
-				stateIcon(row.Indicator),
+				stateIconBeside(row.Indicator),
 				app.Span().Text(row.Indicator.Label()),
 			),
 		),
@@ -30,9 +30,7 @@ func renderDetail(t shared.Task, sessions app.UI) app.UI {
 				Title(t.CreatedAt.UTC().Format(time.RFC3339)).
 				Text(t.CreatedAt.Local().Format("2 Jan 2006, 15:04")),
 		),
-		app.If(sum != nil && sum.ActiveError != nil, func() app.UI {
-			return app.P().Class("banner", "banner-error").Role("alert").Text("Agent error: " + sum.ActiveError.Preview)
-		}),
+		app.If(sum != nil && sum.ActiveError != nil, func() app.UI { return s.renderErrorBanner(t.ID, *sum.ActiveError) }),
 		app.Section().Class("detail-section", "detail-sessions").Aria("labelledby", "detail-session").Body(
 			app.H2().ID("detail-session").Class("visually-hidden").Text("Session"),
 			app.If(sessions != nil, func() app.UI { return sessions }).

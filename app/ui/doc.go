@@ -37,6 +37,9 @@
 //     tasks, pages through the rest with task.list, then drops tasks the
 //     listing no longer has (state.Store.Retain). Boot also joins the
 //     workspace feed on the server, so there is no separate subscribe.
+//     Every request that answers with tasks takes a state.Mark before it is
+//     sent and applies its answer with state.ResponseWrite, so a live event
+//     that overtook the answer is not undone.
 //   - Notifications: task.created, task.updated, task.deleted and
 //     task.status_summary.updated become store writes.
 //   - Session notifications go to the session pane, which keeps the
@@ -48,7 +51,12 @@
 //     are sent again with their ids once the session is loaded again.
 //     Requests report back through the shell's context, never through an
 //     event's: go-app drops a dispatch whose source element has left the
-//     page.
+//     page. The session header names the state with the task rows'
+//     indicators and counts running subagents.
+//   - The selected task's active error (from its status summary) is a
+//     banner with the preview as text and a Dismiss button that sends
+//     error.dismiss {task_id, stamp}. The banner leaves only when a newer
+//     summary without the error arrives; a failed request shows why.
 //   - The browser's online and visibilitychange events nudge the client
 //     to reconnect at once instead of waiting out its backoff.
 //

@@ -100,10 +100,14 @@ func (l *link) apply(writes ...state.Write) {
 // complete, drops the stored tasks it no longer holds. Boot joins the
 // workspace feed on the server, so events flow from the moment it is
 // answered; the dispatch queue keeps them in order with the listing.
+//
+// Each request takes a Mark just before it is sent and its answer is
+// applied with it, so a live event the store applied in between is not
+// overwritten by the older copy the server read (state.ResponseWrite).
+// Marks and listed are touched only on the UI goroutine: a dispatch queued
+// before the request is sent takes the mark, and it runs before the
+// dispatch of anything the client receives afterwards.
 func (l *link) boot(ctx context.Context) {
-	// mark is written and read only on the UI goroutine: the first
-	// dispatch below sets it before any write of this boot, the last one
-	// reads it after all of them.
 	var mark state.Mark
 	l.ui.Dispatch(func(app.Context) { mark = l.shell.store.Mark() })
 
@@ -117,36 +121,27 @@ func (l *link) boot(ctx context.Context) {
 	// again (and reconcile its unconfirmed prompts once it is loaded).
 	l.ui.Dispatch(func(ctx app.Context) { l.shell.sessions.reconnected(ctx) })
 	listed := make(map[string]struct{}, len(resp.Tasks))
-	writes := taskWrites(resp.Tasks, listed)
 	l.ui.Dispatch(func(app.Context) {
 		s := l.shell
-		s.applyBoot(resp, writes)
+		s.applyBoot(resp, mark, listed)
 		s.bootErr = ""
 		s.ready = true
 	})
 
 	for cursor := resp.NextCursor; cursor != ""; {
+		var sent state.Mark
+		l.ui.Dispatch(func(app.Context) { sent = l.shell.store.Mark() })
 		var page shared.TaskListResponse
 		req := shared.TaskListRequest{WorkspaceID: resp.WorkspaceID, Cursor: cursor}
 		if err := l.client.Request(ctx, shared.ActionTaskList, req, &page); err != nil {
 			l.failed(err)
 			return
 		}
-		l.apply(taskWrites(page.Tasks, listed)...)
+		l.ui.Dispatch(func(app.Context) { l.shell.applyListed(page.Tasks, sent, listed) })
 		cursor = page.NextCursor
 	}
 
 	l.ui.Dispatch(func(app.Context) { l.shell.store.Retain(mark, listed) })
-}
-
-// taskWrites turns listed tasks into store writes and notes their ids.
-func taskWrites(tasks []shared.Task, listed map[string]struct{}) []state.Write {
-	writes := make([]state.Write, len(tasks))
-	for i, t := range tasks {
-		listed[t.ID] = struct{}{}
-		writes[i] = state.TaskWrite(t)
-	}
-	return writes
 }
 
 // failed shows why loading failed. A lost connection is not shown here:

@@ -107,24 +107,26 @@ func (s *shell) onCreate(ctx app.Context, e app.Event) {
 	s.draft.busy = true
 	s.draft.err = ""
 	client := s.link.client
+	sent := s.store.Mark()
 	ctx.Async(func() {
 		var created shared.Task
 		err := client.Request(context.Background(), shared.ActionTaskCreate, req, &created)
 		ctx.Dispatch(func(ctx app.Context) {
-			s.created(created, err)
+			s.created(created, sent, err)
 			s.syncSessions(ctx)
 		})
 	})
 }
 
-// created applies the answer to task.create.
-func (s *shell) created(t shared.Task, err error) {
+// created applies the answer to task.create, sent when the store was at
+// sent: a task.updated that overtook the answer stays.
+func (s *shell) created(t shared.Task, sent state.Mark, err error) {
 	s.draft.busy = false
 	if err != nil {
 		s.draft.err = describe(err)
 		return
 	}
-	s.store.Apply(state.TaskWrite(t))
+	s.store.Apply(state.ResponseWrite(t, sent))
 	s.draft = draft{}
 	s.selectedID = t.ID
 }

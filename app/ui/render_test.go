@@ -119,13 +119,35 @@ func TestRowShowsStateDecorations(t *testing.T) {
 
 	assert.Contains(t, markup, `class="state-icon state-permission"`)
 	assert.Contains(t, markup, `aria-label="Needs permission"`)
-	assert.Contains(t, markup, `aria-label="Agent error: exit status 1"`)
+	assertNamed(t, tagWithClass(t, markup, "error-dot"), "Agent error")
+	assert.NotContains(t, markup, "exit status 1", "the row shows that there is an error, not its text")
 	assert.Contains(t, markup, "+10")
 	assert.Contains(t, markup, "−2")
 	assert.Contains(t, markup, " · 3 files")
+	assertNamed(t, tagWithClass(t, markup, "git"), "10 additions, 2 deletions in 3 files")
 	assert.Contains(t, markup, `class="pr pr-failure"`)
 	assert.Contains(t, markup, "#17")
+	assertNamed(t, tagWithClass(t, markup, "pr"), "Pull request #17, failure")
 	assert.Contains(t, markup, "2 queued")
+	assertNamed(t, tagWithClass(t, markup, "queued"), "2 queued prompts")
+}
+
+// tagWithClass finds the start tag of the first element whose class list
+// has class.
+func tagWithClass(t *testing.T, markup, class string) string {
+	t.Helper()
+	tag := regexp.MustCompile(`<[a-z]+[^>]*\bclass="(?:[^"]* )?` + regexp.QuoteMeta(class) + `(?: [^"]*)?"[^>]*>`).FindString(markup)
+	require.NotEmpty(t, tag, "no element with class %q", class)
+	return tag
+}
+
+// assertNamed checks that a start tag is an image named label, with the
+// same words as its tooltip.
+func assertNamed(t *testing.T, tag, label string) {
+	t.Helper()
+	assert.Contains(t, tag, `role="img"`)
+	assert.Contains(t, tag, `aria-label="`+label+`"`)
+	assert.Contains(t, tag, `title="`+label+`"`)
 }
 
 func TestTaskWithoutSessionShowsANeutralDot(t *testing.T) {
@@ -194,7 +216,7 @@ func TestNewTaskFormShowsItsErrorInline(t *testing.T) {
 func TestCreatedTaskIsStoredAndSelected(t *testing.T) {
 	s := booted()
 	s.draft = draft{title: "Fix login", busy: true}
-	s.created(newTask("n1", "Fix login", 1, nil), nil)
+	s.created(newTask("n1", "Fix login", 1, nil), s.store.Mark(), nil)
 
 	assert.Equal(t, "n1", s.selectedID)
 	assert.Equal(t, draft{}, s.draft)
@@ -205,7 +227,7 @@ func TestCreatedTaskIsStoredAndSelected(t *testing.T) {
 func TestFailedCreateKeepsTheDraft(t *testing.T) {
 	s := booted()
 	s.draft = draft{title: "Fix login", busy: true}
-	s.created(shared.Task{}, shared.Errorf(shared.CodeBadRequest, "title is too long"))
+	s.created(shared.Task{}, s.store.Mark(), shared.Errorf(shared.CodeBadRequest, "title is too long"))
 
 	assert.Equal(t, draft{title: "Fix login", err: "title is too long"}, s.draft)
 	assert.Empty(t, s.selectedID)

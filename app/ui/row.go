@@ -43,16 +43,11 @@ func (r *taskRow) Render() app.UI {
 							return gitTotals(row.Additions, row.Deletions, row.ChangedFiles)
 						}),
 						app.If(row.HasPR, func() app.UI { return prBadge(row) }),
-						app.If(row.Queued > 0, func() app.UI {
-							return app.Span().
-								Class("queued").
-								Title(plural(row.Queued, "queued prompt", "queued prompts")).
-								Text(strconv.Itoa(row.Queued) + " queued")
-						}),
+						app.If(row.Queued > 0, func() app.UI { return queuedCount(row.Queued) }),
 					)
 				}),
 			),
-			app.If(row.HasError, func() app.UI { return errorDot(row.ErrorPreview) }),
+			app.If(row.HasError, errorDot),
 		),
 	)
 }
@@ -72,23 +67,47 @@ func stateIcon(i state.Indicator) app.UI {
 		Title(i.Label())
 }
 
+// stateIconBeside draws an indicator next to its label in words: the
+// words name it, so the icon keeps only its tooltip.
+func stateIconBeside(i state.Indicator) app.UI {
+	return app.Span().
+		Class("state-icon", "state-"+string(i)).
+		Aria("hidden", "true").
+		Title(i.Label())
+}
+
 // errorDot marks a task with an active error, independently of its state.
-func errorDot(preview string) app.UI {
-	label := "Agent error"
-	if preview != "" {
-		label += ": " + preview
-	}
+// Its name is fixed: the preview is agent text, and go-app writes
+// attributes with Go quoting, so the preview is shown only as text, in the
+// task's detail.
+func errorDot() app.UI {
+	const label = "Agent error"
 	return app.Span().Class("error-dot").Role("img").Aria("label", label).Title(label)
 }
 
-// gitTotals shows "+adds −dels · N files".
+// queuedCount shows "N queued", named in full for assistive technology and
+// in its tooltip.
+func queuedCount(n int) app.UI {
+	label := plural(n, "queued prompt", "queued prompts")
+	return app.Span().Class("queued").Role("img").Aria("label", label).Title(label).Text(strconv.Itoa(n) + " queued")
+}
+
+// gitTotals shows "+adds −dels · N files", named in words ("10 additions,
+// 2 deletions in 3 files") for assistive technology and in its tooltip.
 func gitTotals(adds, dels, files int) app.UI {
-	return app.Span().Class("git").Body(
+	label := gitLabel(adds, dels, files)
+	return app.Span().Class("git").Role("img").Aria("label", label).Title(label).Body(
 		app.Span().Class("adds").Text("+"+strconv.Itoa(adds)),
 		app.Text(" "),
 		app.Span().Class("dels").Text("−"+strconv.Itoa(dels)),
 		app.Text(" · "+plural(files, "file", "files")),
 	)
+}
+
+// gitLabel says a task's git totals in words.
+func gitLabel(adds, dels, files int) string {
+	return plural(adds, "addition", "additions") + ", " + plural(dels, "deletion", "deletions") +
+		" in " + plural(files, "file", "files")
 }
 
 // prBadge shows the task's pull request number coloured by its aggregate
@@ -102,7 +121,7 @@ func prBadge(row state.Row) app.UI {
 	if row.PRCount > 1 {
 		label += fmt.Sprintf(" (%d pull requests)", row.PRCount)
 	}
-	return app.Span().Class("pr", "pr-"+string(row.PRState)).Aria("label", label).Title(label).Text(text)
+	return app.Span().Class("pr", "pr-"+string(row.PRState)).Role("img").Aria("label", label).Title(label).Text(text)
 }
 
 // prStateLabel turns an aggregate state into words.

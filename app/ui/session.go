@@ -106,7 +106,7 @@ func (v *sessionView) list(ctx app.Context, primary string) {
 				return
 			}
 			v.listErr = ""
-			v.sessions = resp.Sessions
+			v.setListed(resp.Sessions)
 			if v.openID != "" || len(v.sessions) == 0 {
 				return
 			}
@@ -221,8 +221,8 @@ func (v *sessionView) push(ctx app.Context, env shared.Envelope) {
 		v.resubscribe(ctx)
 		return
 	}
-	if env.Action == shared.NotifySessionStateChanged {
-		v.updateListed(v.detail.Session())
+	if env.Action == shared.NotifySessionStateChanged || env.Action == shared.NotifySessionActivityChanged {
+		v.updateListed()
 	}
 	if v.detail.Pending() && !v.framePending {
 		v.framePending = true
@@ -230,11 +230,31 @@ func (v *sessionView) push(ctx app.Context, env shared.Envelope) {
 	}
 }
 
-// updateListed keeps the session list's copy of s current.
-func (v *sessionView) updateListed(s shared.Session) {
+// setListed takes the sessions of a session.list answer. The answer may
+// have been read before a state event the open session's detail applied
+// since: its copy of the open session passes the detail's revision gate,
+// and the list shows whichever is newer.
+func (v *sessionView) setListed(sessions []shared.Session) {
+	v.sessions = sessions
+	if v.detail == nil {
+		return
+	}
+	for _, s := range sessions {
+		if s.ID == v.openID {
+			v.detail.SetSession(s)
+		}
+	}
+	v.updateListed()
+}
+
+// updateListed gives the session list the open session's record: every
+// listed copy has passed through the detail's revision gate, so the
+// detail's is the newest.
+func (v *sessionView) updateListed() {
+	s := v.detail.Session()
 	for i := range v.sessions {
 		if v.sessions[i].ID == s.ID {
-			v.sessions[i].State = s.State
+			v.sessions[i] = s
 		}
 	}
 }

@@ -58,3 +58,50 @@ func TestTranscriptRendersTextOnlyAsText(t *testing.T) {
 }
 
 var regexpDisabled = regexp.MustCompile(`\bdisabled\b`)
+
+func TestSessionHeaderUsesTheRowIndicatorsAndCountsSubagents(t *testing.T) {
+	tests := []struct {
+		name    string
+		session shared.Session
+		class   string
+		label   string
+		extra   string
+	}{
+		{"generating", shared.Session{ID: "s1", State: shared.SessionRunning, ForegroundActivity: shared.ActivityGenerating}, "state-generating", "Generating", ""},
+		{"background with subagents", shared.Session{ID: "s1", State: shared.SessionRunning, ForegroundActivity: shared.ActivityBackground, ActiveSubagentCount: 2}, "state-background", "Working in the background", "2 subagents"},
+		{"one subagent", shared.Session{ID: "s1", State: shared.SessionRunning, ForegroundActivity: shared.ActivityGenerating, ActiveSubagentCount: 1}, "state-generating", "Generating", "1 subagent<"},
+		{"waiting", shared.Session{ID: "s1", State: shared.SessionWaitingForInput}, "state-waiting", "Waiting for input", ""},
+		{"failed", shared.Session{ID: "s1", State: shared.SessionFailed}, "state-failed", "Failed", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := openView(tt.session.State)
+			v.detail.SetSession(tt.session)
+			markup := paneHTML(v)
+			assert.Contains(t, elementWith(t, markup, "session-state"), `role="status"`)
+			icon := tagWithClass(t, markup, "state-icon")
+			assert.Contains(t, icon, `class="state-icon `+tt.class+`"`)
+			assert.Contains(t, icon, `title="`+tt.label+`"`)
+			assert.Contains(t, markup, ">"+tt.label+"</span>", "the state is named in words")
+			if tt.extra != "" {
+				assert.Contains(t, markup, tt.extra)
+			} else {
+				assert.NotContains(t, markup, "subagent")
+			}
+		})
+	}
+}
+
+func TestSessionListAnsweredAfterANewerActivityEventDoesNotOverwriteIt(t *testing.T) {
+	v := openView(shared.SessionRunning)
+	v.detail.SetSession(shared.Session{ID: "s1", State: shared.SessionRunning, ForegroundActivity: shared.ActivityGenerating, StateRevision: 7})
+	v.sessions = []shared.Session{v.detail.Session()}
+	raw, _ := json.Marshal(shared.SessionStateEvent{SessionID: "s1", State: shared.SessionRunning, ForegroundActivity: shared.ActivityBackground, ActiveSubagentCount: 1, StateRevision: 8})
+	v.detail.Push(shared.Envelope{Type: shared.TypeNotification, Action: shared.NotifySessionActivityChanged, Seq: 1, Payload: raw})
+	v.updateListed()
+
+	v.setListed([]shared.Session{{ID: "s1", State: shared.SessionRunning, ForegroundActivity: shared.ActivityGenerating, StateRevision: 7}})
+	assert.Equal(t, state.IndicatorBackground, state.SessionIndicator(v.detail.Session()))
+	assert.Equal(t, int64(8), v.sessions[0].StateRevision, "the tab shows the newer copy")
+	assert.Contains(t, paneHTML(v), "Session 1 · Working in the background")
+}

@@ -56,6 +56,8 @@ type shell struct {
 	sheetOpen  bool
 	selectedID string
 	draft      draft
+	// dismissal is the last error.dismiss sent, with its outcome.
+	dismissal dismissal
 }
 
 // OnInit creates the store; it runs on the server and in the browser,
@@ -173,7 +175,7 @@ func (s *shell) renderMain() app.UI {
 		app.If(s.bootErr != "", func() app.UI {
 			return app.P().Class("banner", "banner-error").Role("alert").Text("Could not load tasks: " + s.bootErr)
 		}),
-		app.If(selected, func() app.UI { return renderDetail(t, s.sessionPane()) }).
+		app.If(selected, func() app.UI { return s.renderDetail(t, s.sessionPane()) }).
 			Else(s.renderNewTask),
 	)
 }

@@ -42,7 +42,7 @@ func (s *shell) OnPreRender(ctx app.Context) {
 	if err != nil {
 		return
 	}
-	s.applyBoot(resp, taskWrites(resp.Tasks, map[string]struct{}{}))
+	s.applyBoot(resp, s.store.Mark(), nil)
 	s.snapshotJSON = string(raw)
 }
 
@@ -60,17 +60,28 @@ func (s *shell) hydrate() {
 	if err := json.Unmarshal([]byte(el.Get("textContent").String()), &resp); err != nil {
 		return
 	}
-	s.applyBoot(resp, taskWrites(resp.Tasks, map[string]struct{}{}))
+	s.applyBoot(resp, s.store.Mark(), nil)
 	s.bootWorkspaceID = resp.WorkspaceID
 }
 
-// applyBoot puts a boot response into the store.
-func (s *shell) applyBoot(resp shared.BootResponse, writes []state.Write) {
+// applyBoot puts a boot response, requested when the store was at sent,
+// into the store.
+func (s *shell) applyBoot(resp shared.BootResponse, sent state.Mark, listed map[string]struct{}) {
 	s.store.SetWorkspaces(resp.Workspaces)
 	s.store.SetAgentProfiles(resp.AgentProfiles)
 	s.store.SelectWorkspace(resp.WorkspaceID)
-	for _, w := range writes {
-		s.store.Apply(w)
+	s.applyListed(resp.Tasks, sent, listed)
+}
+
+// applyListed stores the tasks of a boot or task.list answer requested
+// when the store was at sent, and notes their ids in listed (when not nil)
+// for Retain.
+func (s *shell) applyListed(tasks []shared.Task, sent state.Mark, listed map[string]struct{}) {
+	for _, t := range tasks {
+		if listed != nil {
+			listed[t.ID] = struct{}{}
+		}
+		s.store.Apply(state.ResponseWrite(t, sent))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"github.com/herd-dev/herd/app/state"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -30,7 +31,7 @@ func (v *sessionView) renderSessionPane() app.UI {
 					app.Range(v.sessions).Slice(func(i int) app.UI {
 						s := v.sessions[i]
 						b := app.Button().Class("session-tab").Type("button").DataSet("session-id", s.ID).OnClick(v.onOpenSession(s.ID)).
-							Text(fmt.Sprintf("Session %d · %s", i+1, stateWords(s.State)))
+							Text(fmt.Sprintf("Session %d · %s", i+1, state.SessionIndicator(s).Label()))
 						if s.ID == v.openID {
 							b = b.Aria("current", "true")
 						}
@@ -90,7 +91,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 		Aria("label", "Session").
 		Body(
 			app.Div().Class("session-head").Body(
-				app.Span().Class("session-state", "session-state-"+strings.ToLower(string(sess.State))).Text(stateWords(sess.State)),
+				renderSessionState(sess),
 				app.If(sess.State == shared.SessionRunning, func() app.UI {
 					return app.Button().ID("session-cancel").Class("text-button", "danger").Type("button").OnClick(v.onCancel).Text("Cancel")
 				}),
@@ -311,28 +312,23 @@ func orText(s, fallback string) string {
 	return s
 }
 
-// stateWords names a session state for people.
-func stateWords(st shared.SessionState) string {
-	switch st {
-	case shared.SessionCreated:
-		return "Created"
-	case shared.SessionStarting:
-		return "Starting"
-	case shared.SessionRunning:
-		return "Running"
-	case shared.SessionWaitingForInput:
-		return "Waiting for input"
-	case shared.SessionCompleted:
-		return "Completed"
-	case shared.SessionIdle:
-		return "Idle"
-	case shared.SessionFailed:
-		return "Failed"
-	case shared.SessionCancelled:
-		return "Cancelled"
-	default:
-		return "Loading"
-	}
+// renderSessionState shows a session's state with the task rows'
+// indicators (generating, working in the background, waiting, failed…)
+// and, while subagents run, how many.
+func renderSessionState(sess shared.Session) app.UI {
+	ind := state.SessionIndicator(sess)
+	n := sess.ActiveSubagentCount
+	return app.Span().
+		ID("session-state").
+		Class("session-state", "session-state-"+string(ind)).
+		Role("status").
+		Body(
+			stateIconBeside(ind),
+			app.Span().Class("session-state-label").Text(ind.Label()),
+			app.If(n > 0, func() app.UI {
+				return app.Span().Class("subagents").Text(plural(n, "subagent", "subagents"))
+			}),
+		)
 }
 
 // statusWords names a message status for people.

@@ -28,6 +28,8 @@ import (
 //	                   completed with its result), then an answer
 //	permission         an edit tool call and session/request_permission with
 //	                   options "allow" and "reject"; answers "allowed" or "denied"
+//	permission-busy    permission, and while the request waits an unrelated
+//	                   read tool call that runs to completion
 //	clarify            asks "Which branch should I use?" with _herd/clarify
 //	                   (agent.ClarifyMethod); answers "answer: ANSWER"
 //	write FILE TEXT    writes TEXT to FILE inside the session cwd, reporting an
@@ -238,7 +240,9 @@ func (t *turn) play(prompt string) error {
 	case "tool":
 		return t.tool()
 	case "permission":
-		return t.permission()
+		return t.permission(false)
+	case "permission-busy":
+		return t.permission(true)
 	case "clarify":
 		return t.clarify()
 	case "write":

@@ -54,14 +54,32 @@ func (t *turn) tool() error {
 	return t.say("README.md has 42 lines.")
 }
 
-// permission asks before an edit; the answer decides the text.
-func (t *turn) permission() error {
+// permission asks before an edit; the answer decides the text. With busy,
+// an unrelated read tool call runs while the request waits.
+func (t *turn) permission(busy bool) error {
 	id := acp.ToolCallId(t.msg + "-edit")
 	title := "Edit notes.txt"
 	err := t.send(t.ctx, acp.StartToolCall(id, title, acp.WithStartKind(acp.ToolKindEdit),
 		acp.WithStartStatus(acp.ToolCallStatusPending)))
 	if err != nil {
 		return err
+	}
+	if busy {
+		// The read starts once the request has been sent; the SDK orders
+		// the frames on the wire.
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			if pause(t.ctx, 100*time.Millisecond) != nil {
+				return
+			}
+			read := acp.ToolCallId(t.msg + "-read")
+			if t.send(t.ctx, acp.StartToolCall(read, "Read README.md", acp.WithStartKind(acp.ToolKindRead),
+				acp.WithStartStatus(acp.ToolCallStatusInProgress))) == nil {
+				_ = t.send(t.ctx, acp.UpdateToolCall(read, acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
+			}
+		}()
 	}
 	resp, err := t.m.conn.RequestPermission(t.ctx, acp.RequestPermissionRequest{
 		SessionId: t.sid,
@@ -159,8 +177,9 @@ func writeInside(dir, file, text string) error {
 // foreground yields) and the end of the turn. MS ms later (default 200),
 // outside any turn: two Monitor progress frames; per subagent a child Read
 // call with parentToolUseId and a lifecycle "finished" frame; the shell's
-// "finished" frame once its child is stopped; the Monitor's; a
-// task-notification usage_update and the text "Background work finished.".
+// "finished" frame once its child is stopped; the Monitor's; the text
+// "Background work finished." and the task-notification usage_update that
+// ends the cycle which said it.
 func (t *turn) backgroundWork(args []string) error {
 	n, err := intArgs(args, 1, 2)
 	if err != nil {
@@ -231,10 +250,10 @@ func (t *turn) finishBackground(w bgWork, after time.Duration) {
 	frames = append(frames,
 		w.shell.update(agent.LifecycleFinished, map[string]any{"exit": w.shell.process.ProcessState.String()}),
 		w.monitor.update(agent.LifecycleFinished, "watch ended"),
-		cycleEnd(agent.OriginTaskNotification),
 		acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{
 			Content: acp.TextBlock("Background work finished."), MessageId: &msg,
 		}},
+		cycleEnd(agent.OriginTaskNotification),
 	)
 	for _, u := range frames {
 		if t.send(ctx, u) != nil {

@@ -84,6 +84,9 @@ func parseServeFlags(args []string, stderr io.Writer) (server.Config, logOptions
 	fs.BoolVar(&cfg.NoUI, "no-ui", envBool("HERD_NO_UI", false), "serve only the API, without the web app (HERD_NO_UI)")
 	fs.StringVar(&cfg.AgentsFile, "agents-file", env("HERD_AGENTS_FILE", ""), "JSON `file` of extra agent profiles (HERD_AGENTS_FILE)")
 	fs.BoolVar(&cfg.Demo, "demo", envBool("HERD_DEMO", true), "seed a demo workspace when the database has none (HERD_DEMO)")
+	fs.BoolVar(&cfg.ClaudeBackgroundPromptHandoff, "feature-claude-background-prompt-handoff",
+		envBool("HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF", false),
+		"experiment: show Claude sessions working in the background as such; restart to change (HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("HERD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown `limit` (HERD_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&lo.level, "log-level", env("HERD_LOG_LEVEL", "info"), "log `level`: debug, info, warn, error (HERD_LOG_LEVEL)")
 	fs.StringVar(&lo.format, "log-format", env("HERD_LOG_FORMAT", "text"), "log `format`: text or json (HERD_LOG_FORMAT)")

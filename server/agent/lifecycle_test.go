@@ -86,7 +86,8 @@ func TestBackgroundWorkOutlivesTheTurnWithAttestedLifecycle(t *testing.T) {
 	shellPid := launchedPid(t, atTurnEnd)
 
 	rec.waitFor(t, "background completion", func(ev []Event) bool {
-		return len(ev) > 0 && ev[len(ev)-1].Kind == EventText && ev[len(ev)-1].Text == "Background work finished."
+		return len(ev) > 1 && ev[len(ev)-2].Kind == EventText && ev[len(ev)-2].Text == "Background work finished." &&
+			ev[len(ev)-1].Kind == EventUsage && ev[len(ev)-1].Usage.Origin == OriginTaskNotification
 	})
 	all := rec.snapshot()
 	finished := lifecycles(t, all, LifecycleFinished)

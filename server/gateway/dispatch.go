@@ -93,3 +93,24 @@ func (g *Gateway) actionTable() map[string]action {
 		shared.ActionAgentProfileList:     {run: handle(g.agentProfileList)},
 	}
 }
+
+// Errors dismisses a task's active agent error; the projector implements
+// it.
+type Errors interface {
+	Dismiss(ctx context.Context, taskID, stamp string) error
+}
+
+// errorDismiss hides the task's active error named by stamp, and every
+// earlier one; the task's summary follows as task.status_summary.updated.
+func (g *Gateway) errorDismiss(ctx context.Context, _ *conn, req shared.ErrorDismissRequest) (any, error) {
+	if err := requireID("task_id", req.TaskID); err != nil {
+		return nil, err
+	}
+	if err := requireID("stamp", req.Stamp); err != nil {
+		return nil, err
+	}
+	if err := g.cfg.Errors.Dismiss(ctx, req.TaskID, req.Stamp); err != nil {
+		return nil, err
+	}
+	return shared.Empty{}, nil
+}

@@ -38,7 +38,9 @@ type Config struct {
 	Profiles ProfileLister
 	// Sessions serves the session actions; nil leaves them unknown.
 	Sessions Sessions
-	Logger   *slog.Logger
+	// Errors serves error.dismiss; nil leaves it unknown.
+	Errors Errors
+	Logger *slog.Logger
 	// Registerer receives the gateway's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	// Version and Features describe the server in boot responses.
@@ -124,6 +126,9 @@ func New(cfg Config) (*Gateway, error) {
 		for name, a := range g.sessionActions() {
 			g.actions[name] = a
 		}
+	}
+	if cfg.Errors != nil {
+		g.actions[shared.ActionErrorDismiss] = action{run: handle(g.errorDismiss)}
 	}
 	return g, nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/server/tracker"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -48,7 +51,7 @@ func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, co
 		return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeDispatched}, nil
 	}
 	r.publishQueue(ctx)
-	m.projectSummary(ctx, r.taskID)
+	m.mark(r.taskID)
 	return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeQueued}, nil
 }
 
@@ -63,11 +66,11 @@ func (m *Manager) duplicate(ctx context.Context, r *run, session shared.Session,
 }
 
 // admitLocked starts a turn for the head of the queue when the session is
-// idle and promptable. The head is claimed here, under the run's lock, so
-// it has left the queue before the caller answers. It reports the message
-// it dispatches.
+// promptable and the tracker grants the prompt claim. The head is claimed
+// here, under the run's lock, so it has left the queue before the caller
+// answers. It reports the message it dispatches.
 func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
-	if r.busy || r.stopping || !slices.Contains(promptable, r.state) {
+	if r.stopping || !slices.Contains(promptable, r.state) {
 		return shared.Message{}, false
 	}
 	queue, err := r.m.cfg.Store.QueuedMessages(ctx, r.id)
@@ -77,16 +80,20 @@ func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
 		}
 		return shared.Message{}, false
 	}
+	claim, err := r.m.tr.Claim(r.id, r.taskID)
+	if err != nil {
+		return shared.Message{}, false // a turn runs; it dispatches the head when it ends
+	}
 	token := newToken()
 	msg, claimed, err := r.m.cfg.Store.ClaimDispatch(ctx, queue[0].ID, token)
 	if err != nil || !claimed {
 		if err != nil {
 			r.m.log.Error("claim prompt", "session", r.id, "err", err)
 		}
+		r.m.tr.Release(claim)
 		return shared.Message{}, false
 	}
-	r.busy = true
-	r.m.goTracked(func() { r.turn(msg, token) })
+	r.m.goTracked(func() { r.turn(msg, token, claim) })
 	return msg, true
 }
 
@@ -103,14 +110,17 @@ func (r *run) kick(ctx context.Context) {
 type turnEnd struct{ done chan struct{} }
 
 // turn runs one claimed prompt: mark the session RUNNING, hand the prompt
-// to the agent, wait for the turn to end, then settle and dispatch the
-// next one.
-func (r *run) turn(msg shared.Message, token string) {
+// to the agent, wait for the turn to end, then settle, give the tracker
+// claim back and dispatch the next one.
+func (r *run) turn(msg shared.Message, token string, claim tracker.Claim) {
 	ctx := r.m.ctx
+	dispatched := false
 	defer func() {
-		r.mu.Lock()
-		r.busy = false
-		r.mu.Unlock()
+		if dispatched {
+			r.m.tr.Complete(claim)
+		} else {
+			r.m.tr.Release(claim)
+		}
 		r.kick(ctx)
 	}()
 	// The prompt left the queue when it was claimed; the transition below
@@ -136,6 +146,7 @@ func (r *run) turn(msg shared.Message, token string) {
 	if err := r.m.cfg.Store.MarkSent(ctx, msg.ID, token); err != nil {
 		r.m.log.Error("mark prompt sent", "session", r.id, "err", err)
 	}
+	dispatched = r.m.tr.Dispatched(claim)
 	msg.Status = shared.MessageComplete
 	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
 	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnStarted, map[string]any{
@@ -156,11 +167,33 @@ func (r *run) turn(msg shared.Message, token string) {
 	if promptErr != nil && exec.Err() != nil {
 		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, exec.Err())
 	} else {
+		if promptErr != nil {
+			r.recordError(ctx, promptErr)
+		}
+		// The turn's claim is given back first, so the settled state is
+		// derived from a foreground that no longer owns a prompt.
+		r.m.tr.Complete(claim)
 		_, _ = r.transition(ctx, []shared.SessionState{shared.SessionRunning}, shared.SessionWaitingForInput, "")
 	}
 	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnSettled, map[string]any{
 		"session_id": r.id, "turn_id": msg.ID, "outcome": outcome,
 	}, false)
+}
+
+// recordError stores an agent's recoverable error (its prompt failed but
+// the agent runs on) as an error message, which the task's status summary
+// shows until it is dismissed or the agent answers again.
+func (r *run) recordError(ctx context.Context, err error) {
+	text := strings.TrimPrefix(err.Error(), "prompt: ")
+	msg, err := r.m.cfg.Store.AppendMessage(ctx, store.NewMessage{
+		SessionID: r.id, Type: shared.MessageError, Content: text, Status: shared.MessageComplete,
+	})
+	if err != nil {
+		r.m.log.Error("store agent error", "session", r.id, "err", err)
+		return
+	}
+	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
+	r.m.mark(r.taskID)
 }
 
 // settleOutcome maps how a prompt ended to a turn outcome.
@@ -205,7 +238,7 @@ func (m *Manager) RemoveQueued(ctx context.Context, sessionID, queueID string) (
 		return nil, err
 	}
 	queue := r.publishQueue(ctx)
-	m.projectSummary(ctx, r.taskID)
+	m.mark(r.taskID)
 	return queue, nil
 }
 

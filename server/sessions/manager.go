@@ -12,6 +12,7 @@ import (
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/coalescer"
 	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/server/tracker"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -20,6 +21,12 @@ import (
 type Publisher interface {
 	PublishSession(sessionID, action string, payload any, replaceable bool)
 	PublishWorkspace(workspaceID, action string, payload any)
+}
+
+// Marker is told which tasks' status summaries may have changed; the
+// projector implements it.
+type Marker interface {
+	Mark(taskID string)
 }
 
 // ProfileFunc resolves an agent profile id to how to start it.
@@ -39,6 +46,12 @@ type Config struct {
 	Logger  *slog.Logger
 	// Metrics receives the stream coalescers' counters; nil counts nothing.
 	Metrics *coalescer.Metrics
+	// Projector is marked after every change a status summary derives
+	// from; nil marks nothing.
+	Projector Marker
+	// Handoff turns on the Claude background prompt handoff experiment
+	// (see package tracker).
+	Handoff bool
 }
 
 // Manager runs sessions: their lifecycle, prompt admission and queue, and
@@ -47,6 +60,7 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 	pub Publisher
+	tr  *tracker.Tracker
 
 	ctx    context.Context // cancelled by Close; parent of every execution
 	cancel context.CancelFunc
@@ -66,7 +80,14 @@ func New(cfg Config) (*Manager, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: make(map[string]*run)}, nil
+	m := &Manager{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: make(map[string]*run)}
+	tr, err := tracker.New(tracker.Config{Publish: m.publishActivity, Handoff: cfg.Handoff, Logger: cfg.Logger})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	m.tr = tr
+	return m, nil
 }
 
 // Start sets the publisher and recovers sessions a previous process left
@@ -90,6 +111,14 @@ func (m *Manager) Close() {
 		r.stop()
 	}
 	m.wg.Wait()
+	m.tr.Close()
+}
+
+// mark tells the projector that a task's summary may have changed.
+func (m *Manager) mark(taskID string) {
+	if m.cfg.Projector != nil {
+		m.cfg.Projector.Mark(taskID)
+	}
 }
 
 // Create creates a session for a task and starts its agent; with a prompt,

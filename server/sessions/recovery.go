@@ -7,7 +7,8 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// recover repairs what a previous process left behind: sessions it left
+// recover repairs what a previous process left behind: no session keeps
+// an activity (no execution survived to vouch for it), sessions it left
 // RUNNING wait for input again, sessions it left starting have failed,
 // streaming messages are finished with the text they had, requests no
 // agent waits on are cancelled, and prompts it claimed but did not send
@@ -16,6 +17,14 @@ import (
 // the crash interrupted runs exactly once.
 func (m *Manager) recover(ctx context.Context) error {
 	st := m.cfg.Store
+	reset, err := st.ResetActivity(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range reset {
+		m.pub.PublishSession(s.ID, shared.NotifySessionStateChanged, shared.SessionStateEventOf(s), false)
+		m.mark(s.TaskID)
+	}
 	if _, err := st.ReleaseClaims(ctx); err != nil {
 		return err
 	}

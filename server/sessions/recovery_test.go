@@ -24,6 +24,9 @@ func (r *recorder) PublishSession(sessionID, action string, payload any, _ bool)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	detail := ""
+	if ev, ok := payload.(shared.SessionStateEvent); ok {
+		detail = string(ev.State)
+	}
 	if m, ok := payload.(map[string]any); ok {
 		if s, ok := m["state"]; ok {
 			detail = string(s.(shared.SessionState))
@@ -62,7 +65,7 @@ func TestRecoveryRepairsWhatACrashLeft(t *testing.T) {
 		{shared.SessionCreated, shared.SessionStarting}, {shared.SessionStarting, shared.SessionWaitingForInput},
 		{shared.SessionWaitingForInput, shared.SessionRunning},
 	} {
-		_, err := st.Transition(ctx, session.ID, []shared.SessionState{step[0]}, step[1], "")
+		_, err := st.Transition(ctx, session.ID, []shared.SessionState{step[0]}, step[1], "", store.Activity{})
 		require.NoError(t, err)
 	}
 	half, err := st.AppendMessage(ctx, store.NewMessage{SessionID: session.ID, Type: shared.MessageAgent, Content: "half ", Status: shared.MessageStreaming})

@@ -49,7 +49,7 @@ func (m *Manager) respond(ctx context.Context, sessionID, pendingID string, kind
 		return shared.Message{}, err
 	}
 	m.pub.PublishSession(sessionID, shared.NotifySessionMessageUpdated, msg, false)
-	m.projectSummary(ctx, msg.TaskID)
+	m.mark(msg.TaskID)
 	w.answer <- answer
 	return msg, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/coalescer"
+	"github.com/herd-dev/herd/server/tracker"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -24,8 +25,8 @@ type run struct {
 	profile string
 	exec    *agent.Execution
 	co      *coalescer.Coalescer
-	// busy is set while a turn is being dispatched or runs.
-	busy bool
+	// texec is exec's handle in the tracker.
+	texec tracker.Exec
 	// waiting holds the agent's unanswered requests by pending id.
 	waiting  map[string]*waiter
 	stopping bool
@@ -48,27 +49,16 @@ func newRun(m *Manager, s shared.Session) *run {
 // transition moves the session between states in the store, mirrors the
 // new state and publishes it.
 func (r *run) transition(ctx context.Context, from []shared.SessionState, to shared.SessionState, errMsg string) (shared.Session, error) {
-	s, err := r.m.cfg.Store.Transition(ctx, r.id, from, to, errMsg)
+	s, err := r.m.cfg.Store.Transition(ctx, r.id, from, to, errMsg, r.m.activityOf(r.id, to))
 	if err != nil {
 		return s, err
 	}
 	r.mu.Lock()
 	r.state = s.State
 	r.mu.Unlock()
-	r.m.pub.PublishSession(r.id, shared.NotifySessionStateChanged, stateChanged(s), false)
-	r.m.projectSummary(ctx, r.taskID)
+	r.m.pub.PublishSession(r.id, shared.NotifySessionStateChanged, shared.SessionStateEventOf(s), false)
+	r.m.mark(r.taskID)
 	return s, nil
-}
-
-func stateChanged(s shared.Session) map[string]any {
-	out := map[string]any{
-		"task_id": s.TaskID, "session_id": s.ID, "state": s.State,
-		"active_subagent_count": s.ActiveSubagentCount,
-	}
-	if s.ForegroundActivity != "" {
-		out["foreground_activity"] = s.ForegroundActivity
-	}
-	return out
 }
 
 // begin starts a new session's agent in the background, then dispatches
@@ -131,8 +121,9 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 		defer close(coDone)
 		_ = co.Run(r.m.ctx)
 	})
+	texec := r.m.tr.Attach(r.id, r.taskID, capabilitiesOf(profile.Provider))
 	r.mu.Lock()
-	r.co = co
+	r.co, r.texec = co, texec
 	r.mu.Unlock()
 	exec, err := agent.Start(r.m.ctx, agent.Options{
 		Profile: *profile, Cwd: dir, Handler: r, ClientVersion: r.m.cfg.Version, Logger: r.m.log,
@@ -140,6 +131,7 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 	if err != nil {
 		co.Close()
 		<-coDone
+		r.m.tr.Detach(texec)
 		return fmt.Errorf("start %s: %w", profile.Name, err)
 	}
 	r.mu.Lock()
@@ -148,7 +140,7 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 		r.exec = exec
 	}
 	r.mu.Unlock()
-	r.m.goTracked(func() { r.watch(exec, co, coDone) })
+	r.m.goTracked(func() { r.watch(exec, texec, co, coDone) })
 	if stopping {
 		// Cancelled while the agent was starting: do not keep it.
 		_ = exec.Close()
@@ -158,11 +150,13 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 }
 
 // watch waits for an execution to end. An agent that exits on its own
-// fails the session; the stream is flushed either way.
-func (r *run) watch(exec *agent.Execution, co *coalescer.Coalescer, coDone <-chan struct{}) {
+// fails the session; the stream is flushed and the tracker retires what
+// the execution owned either way.
+func (r *run) watch(exec *agent.Execution, texec tracker.Exec, co *coalescer.Coalescer, coDone <-chan struct{}) {
 	<-exec.Done()
 	co.Close()
 	<-coDone
+	r.m.tr.Detach(texec)
 	r.mu.Lock()
 	if r.exec == exec {
 		r.exec, r.co = nil, nil
@@ -204,6 +198,14 @@ func (r *run) coalescer() *coalescer.Coalescer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.co
+}
+
+// stream returns the running execution's coalescer (nil when none) and
+// its tracker handle.
+func (r *run) stream() (*coalescer.Coalescer, tracker.Exec) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.co, r.texec
 }
 
 // execution returns the running execution, or nil.

@@ -64,6 +64,9 @@ func (s *sink) handle(out coalescer.Output) {
 		s.open[out.Key] = m
 		s.order = append(s.order, out.Key)
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageAdded, msg, false)
+		if typ == shared.MessageAgent {
+			s.r.m.mark(s.r.taskID) // a newer agent response clears the task's error
+		}
 	case coalescer.OpAppend:
 		m := s.open[out.Key]
 		if m == nil {
@@ -113,7 +116,7 @@ func (s *sink) barrier(ctx context.Context, ev any) {
 			return
 		}
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageAdded, msg, false)
-		s.r.m.projectSummary(ctx, s.r.taskID)
+		s.r.m.mark(s.r.taskID)
 		ev.done <- msg
 	case agent.Event:
 		switch ev.Kind {
@@ -215,9 +218,12 @@ func (s *sink) storePlan(ctx context.Context, entries []agent.PlanEntry) {
 // OnEvent implements agent.Handler: text goes through the coalescer,
 // everything the transcript records in order is a barrier.
 func (r *run) OnEvent(ev agent.Event) {
-	co := r.coalescer()
+	co, texec := r.stream()
 	if co == nil {
 		return
+	}
+	if f, ok := frameOf(ev); ok {
+		r.m.tr.Frame(texec, f)
 	}
 	var err error
 	switch ev.Kind {
@@ -293,7 +299,7 @@ func (r *run) ask(ctx context.Context, kind shared.MessageType, options []string
 		cancelled := shared.MessageCancelled
 		if stored, err := r.m.cfg.Store.ResolveRequest(r.m.ctx, r.id, pendingID, cancelled, nil); err == nil {
 			r.m.pub.PublishSession(r.id, shared.NotifySessionMessageUpdated, stored, false)
-			r.m.projectSummary(r.m.ctx, r.taskID)
+			r.m.mark(r.taskID)
 		}
 		return "", ctx.Err()
 	}

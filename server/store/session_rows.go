@@ -20,6 +20,7 @@ type sessionRow struct {
 	State               string    `gorm:"column:state"`
 	ForegroundActivity  string    `gorm:"column:foreground_activity"`
 	ActiveSubagentCount int       `gorm:"column:active_subagent_count"`
+	StateRevision       int64     `gorm:"column:state_revision"`
 	ErrorMessage        string    `gorm:"column:error_message"`
 	NextMessageSeq      int64     `gorm:"column:next_message_seq"`
 	CreatedAt           time.Time `gorm:"column:created_at"`
@@ -37,6 +38,7 @@ func (r sessionRow) toSession() shared.Session {
 		State:               shared.SessionState(r.State),
 		ForegroundActivity:  shared.ForegroundActivity(r.ForegroundActivity),
 		ActiveSubagentCount: r.ActiveSubagentCount,
+		StateRevision:       r.StateRevision,
 		ErrorMessage:        r.ErrorMessage,
 		CreatedAt:           r.CreatedAt.UTC(),
 		UpdatedAt:           r.UpdatedAt.UTC(),

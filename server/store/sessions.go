@@ -88,29 +88,104 @@ func (s *Store) SessionsInStates(ctx context.Context, states ...shared.SessionSt
 	return out, nil
 }
 
-// Transition moves a session to state `to` provided it is in one of the
-// states `from`, recording errorMessage (cleared when empty). The check and
-// the change are one UPDATE, so of two racing transitions only one wins; a
-// session in another state is a conflict naming its state.
-func (s *Store) Transition(ctx context.Context, id string, from []shared.SessionState, to shared.SessionState, errorMessage string) (shared.Session, error) {
+// Activity is what a session is doing besides its lifecycle state.
+type Activity struct {
+	// Foreground is empty when the session is settled.
+	Foreground shared.ForegroundActivity
+	// Subagents counts the session's live subagents.
+	Subagents int
+}
+
+// Transition moves a session to state `to` with activity act, provided it is in one of the states
+// `from`, recording errorMessage (cleared when empty) and raising its
+// state_revision. The check and the change are one UPDATE, so of two racing
+// transitions only one wins; a session in another state is a conflict
+// naming its state.
+func (s *Store) Transition(ctx context.Context, id string, from []shared.SessionState, to shared.SessionState, errorMessage string, act Activity) (shared.Session, error) {
 	res := s.write.WithContext(ctx).Model(&sessionRow{}).
 		Where("id = ? AND state IN ?", id, from).
-		Updates(map[string]any{"state": string(to), "error_message": errorMessage, "updated_at": now()})
+		Updates(map[string]any{
+			"state": string(to), "error_message": errorMessage,
+			"foreground_activity": string(act.Foreground), "active_subagent_count": act.Subagents,
+			"state_revision": gorm.Expr("state_revision + 1"), "updated_at": now(),
+		})
 	if res.Error != nil {
 		return shared.Session{}, fmt.Errorf("update session %s: %w", id, res.Error)
 	}
-	var row sessionRow
-	err := s.write.WithContext(ctx).Where("id = ?", id).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return shared.Session{}, sessionNotFound(id)
-	}
+	row, err := s.loadSession(ctx, id)
 	if err != nil {
-		return shared.Session{}, fmt.Errorf("load session %s: %w", id, err)
+		return shared.Session{}, err
 	}
 	if res.RowsAffected == 0 {
 		return shared.Session{}, shared.Errorf(shared.CodeConflict, "session %q is %s, not one of %v", id, row.State, from)
 	}
 	return row.toSession(), nil
+}
+
+// SetActivity sets a session's activity, provided it is still in state
+// `in`, raising its state_revision. It reports changed false, and writes
+// nothing, when the session already has that activity or has left `in`;
+// the session returned tells which.
+func (s *Store) SetActivity(ctx context.Context, id string, in shared.SessionState, act Activity) (shared.Session, bool, error) {
+	res := s.write.WithContext(ctx).Model(&sessionRow{}).
+		Where("id = ? AND state = ? AND (foreground_activity <> ? OR active_subagent_count <> ?)", id, string(in), string(act.Foreground), act.Subagents).
+		Updates(map[string]any{
+			"foreground_activity": string(act.Foreground), "active_subagent_count": act.Subagents,
+			"state_revision": gorm.Expr("state_revision + 1"),
+		})
+	if res.Error != nil {
+		return shared.Session{}, false, fmt.Errorf("update activity of session %s: %w", id, res.Error)
+	}
+	row, err := s.loadSession(ctx, id)
+	if err != nil {
+		return shared.Session{}, false, err
+	}
+	return row.toSession(), res.RowsAffected == 1, nil
+}
+
+// ResetActivity clears the foreground activity and subagent count of every
+// session that has any, raising their state_revision, and returns them.
+// Start-up recovery calls it: activity is only known while the execution
+// behind it is connected, and no execution survives a restart.
+func (s *Store) ResetActivity(ctx context.Context) ([]shared.Session, error) {
+	var ids []string
+	err := s.write.WithContext(ctx).Model(&sessionRow{}).
+		Where("foreground_activity <> '' OR active_subagent_count <> 0").Pluck("id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("find sessions with activity: %w", err)
+	}
+	out := make([]shared.Session, 0, len(ids))
+	for _, id := range ids {
+		err := s.write.WithContext(ctx).Model(&sessionRow{}).
+			Where("id = ? AND (foreground_activity <> '' OR active_subagent_count <> 0)", id).
+			Updates(map[string]any{
+				"foreground_activity": "", "active_subagent_count": 0,
+				"state_revision": gorm.Expr("state_revision + 1"),
+			}).Error
+		if err != nil {
+			return nil, fmt.Errorf("reset activity of session %s: %w", id, err)
+		}
+		row, err := s.loadSession(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row.toSession())
+	}
+	return out, nil
+}
+
+// loadSession reads a session row through the writer, so it sees the
+// writer's own changes at once.
+func (s *Store) loadSession(ctx context.Context, id string) (sessionRow, error) {
+	var row sessionRow
+	err := s.write.WithContext(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return row, sessionNotFound(id)
+	}
+	if err != nil {
+		return row, fmt.Errorf("load session %s: %w", id, err)
+	}
+	return row, nil
 }
 
 func sessionNotFound(id string) error {

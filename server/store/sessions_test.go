@@ -51,14 +51,14 @@ func TestTransitionIsCompareAndSet(t *testing.T) {
 		task := mustTask(t, s, shared.TaskCreateRequest{WorkspaceID: mustWorkspace(t, s, "w").ID, Title: "t"})
 		id := mustSession(t, s, task.ID)
 
-		got, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, "")
+		got, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, "", Activity{})
 		if err != nil || got.State != shared.SessionStarting {
 			t.Fatalf("CREATED → STARTING = %+v, %v", got, err)
 		}
-		if _, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, ""); shared.ErrorCode(err) != shared.CodeConflict {
+		if _, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, "", Activity{}); shared.ErrorCode(err) != shared.CodeConflict {
 			t.Fatalf("transition from a state the session left: %v", err)
 		}
-		if _, err := s.Transition(ctx, "missing", []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, ""); shared.ErrorCode(err) != shared.CodeNotFound {
+		if _, err := s.Transition(ctx, "missing", []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, "", Activity{}); shared.ErrorCode(err) != shared.CodeNotFound {
 			t.Fatalf("transition of a missing session: %v", err)
 		}
 
@@ -68,7 +68,7 @@ func TestTransitionIsCompareAndSet(t *testing.T) {
 		wins := 0
 		for range 8 {
 			wg.Go(func() {
-				_, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionStarting}, shared.SessionFailed, "boom")
+				_, err := s.Transition(ctx, id, []shared.SessionState{shared.SessionStarting}, shared.SessionFailed, "boom", Activity{})
 				if err == nil {
 					mu.Lock()
 					wins++

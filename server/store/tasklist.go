@@ -205,7 +205,12 @@ func loadSummaries(ctx context.Context, db *gorm.DB, ids []string, tasks []share
 		if err != nil {
 			return err
 		}
-		tasks[index[taskID]].StatusSummary = sum
+		t := &tasks[index[taskID]]
+		t.StatusSummary = sum
+		t.ActiveSubagentCount = sum.ActiveSubagentCount
+		if sum.ForegroundActivity != "" {
+			t.ForegroundActivity = shared.ActivityGenerating
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load status summaries: %w", err)

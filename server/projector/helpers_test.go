@@ -1,0 +1,345 @@
+package projector
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	// Drivers for the raw connections tests use to damage stored rows
+	// behind the store's back, and to create PostgreSQL databases.
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/mattn/go-sqlite3"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/shared"
+)
+
+// postgresURLEnv names the variable holding the URL of a PostgreSQL server
+// the tests may create databases on.
+const postgresURLEnv = "HERD_TEST_POSTGRES_URL"
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pgAdmin.db != nil {
+		pgAdmin.db.Close()
+	}
+	if code == 0 {
+		err := goleak.Find(
+			goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
+			goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
+		)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// forEachDialect runs fn as one subtest per database.
+func forEachDialect(t *testing.T, fn func(t *testing.T, db *testDB)) {
+	t.Helper()
+	for _, d := range []string{"sqlite", "postgres"} {
+		t.Run(d, func(t *testing.T) { fn(t, openDB(t, d)) })
+	}
+}
+
+// testDB is a fresh database with a Store on it and a raw connection to
+// it.
+type testDB struct {
+	*store.Store
+	raw *sql.DB
+	ws  shared.Workspace
+}
+
+// openDB opens a Store on a fresh database of dialect, closed and removed
+// when tb ends. PostgreSQL needs HERD_TEST_POSTGRES_URL: without it the
+// test is skipped, or fails when CI is "true".
+func openDB(tb testing.TB, dialect string) *testDB {
+	tb.Helper()
+	ctx := context.Background()
+	var cfg store.Config
+	var driver, dsn string
+	switch dialect {
+	case "sqlite":
+		dir := tb.TempDir()
+		cfg = store.Config{DataDir: dir}
+		driver, dsn = "sqlite3", filepath.Join(dir, "herd.db")+"?_foreign_keys=on&_busy_timeout=5000"
+	case "postgres":
+		cfg = store.Config{URL: createPostgresDatabase(tb)}
+		driver, dsn = "pgx", cfg.URL
+	default:
+		tb.Fatalf("unknown dialect %q", dialect)
+	}
+	st, err := store.Open(ctx, cfg)
+	require.NoError(tb, err)
+	raw, err := sql.Open(driver, dsn)
+	require.NoError(tb, err)
+	// Cleanups run last first: the raw connection closes before the store,
+	// and both before the database is dropped.
+	tb.Cleanup(func() { require.NoError(tb, st.Close()) })
+	tb.Cleanup(func() { require.NoError(tb, raw.Close()) })
+	ws, err := st.CreateWorkspace(ctx, "w")
+	require.NoError(tb, err)
+	return &testDB{Store: st, raw: raw, ws: ws}
+}
+
+// pgAdmin is the shared connection to the server named by postgresURLEnv.
+var pgAdmin struct {
+	once sync.Once
+	db   *sql.DB
+	url  *url.URL
+	err  error
+}
+
+// createPostgresDatabase creates a database that is dropped when tb ends
+// and returns its URL.
+func createPostgresDatabase(tb testing.TB) string {
+	tb.Helper()
+	raw := os.Getenv(postgresURLEnv)
+	if raw == "" {
+		postgresUnavailable(tb, postgresURLEnv+" is not set")
+	}
+	pgAdmin.once.Do(func() {
+		if pgAdmin.url, pgAdmin.err = url.Parse(raw); pgAdmin.err != nil {
+			return
+		}
+		if pgAdmin.db, pgAdmin.err = sql.Open("pgx", raw); pgAdmin.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		pgAdmin.err = pgAdmin.db.PingContext(ctx)
+	})
+	if pgAdmin.err != nil {
+		postgresUnavailable(tb, fmt.Sprintf("the server at %s is unreachable: %v", postgresURLEnv, pgAdmin.err))
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := "herd_test_" + hex.EncodeToString(b[:])
+	_, err := pgAdmin.db.Exec("CREATE DATABASE " + name)
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		_, err := pgAdmin.db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		require.NoError(tb, err)
+	})
+	u := *pgAdmin.url
+	u.Path = "/" + name
+	return u.String()
+}
+
+// postgresUnavailable fails the test on CI, where the PostgreSQL suite must
+// run, and skips it elsewhere with instructions.
+func postgresUnavailable(tb testing.TB, why string) {
+	tb.Helper()
+	const how = "start a server (source .ci/postgres.sh && pg_start) or set " + postgresURLEnv
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("PostgreSQL tests cannot run: %s; CI must run them: %s", why, how)
+	}
+	tb.Skipf("skipping PostgreSQL tests: %s; to run them, %s", why, how)
+}
+
+// task creates a task with the given repository paths.
+func (db *testDB) task(tb testing.TB, repos ...string) shared.Task {
+	tb.Helper()
+	in := shared.TaskCreateRequest{WorkspaceID: db.ws.ID, Title: "t"}
+	for _, p := range repos {
+		in.Repositories = append(in.Repositories, shared.RepositoryInput{Path: p, BaseBranch: "main"})
+	}
+	task, err := db.CreateTask(context.Background(), in)
+	require.NoError(tb, err)
+	return task
+}
+
+// session creates a session of a task.
+func (db *testDB) session(tb testing.TB, taskID string) shared.Session {
+	tb.Helper()
+	s, err := db.CreateSession(context.Background(), taskID, "mock")
+	require.NoError(tb, err)
+	return s
+}
+
+// message appends a message to a session.
+func (db *testDB) message(tb testing.TB, sessionID string, typ shared.MessageType, status shared.MessageState, pendingID, content string) shared.Message {
+	tb.Helper()
+	m, err := db.AppendMessage(context.Background(), store.NewMessage{
+		SessionID: sessionID, Type: typ, Status: status, PendingID: pendingID, Content: content,
+	})
+	require.NoError(tb, err)
+	return m
+}
+
+// sources reads the sources of one task.
+func (db *testDB) sources(tb testing.TB, taskID string) store.SummarySource {
+	tb.Helper()
+	srcs, err := db.SummarySources(context.Background(), []string{taskID})
+	require.NoError(tb, err)
+	require.Len(tb, srcs, 1)
+	return srcs[0]
+}
+
+// stored returns a task's stored summary, which must exist.
+func (db *testDB) stored(tb testing.TB, taskID string) shared.TaskStatusSummary {
+	tb.Helper()
+	src := db.sources(tb, taskID)
+	require.NotNil(tb, src.Current, "summary of task %s", taskID)
+	require.Equal(tb, src.Revision, src.Current.Revision, "row and payload revisions of task %s", taskID)
+	return *src.Current
+}
+
+// requireConverged checks that a task's stored summary is what Derive
+// makes of its current sources.
+func (db *testDB) requireConverged(tb testing.TB, taskID string) {
+	tb.Helper()
+	src := db.sources(tb, taskID)
+	require.NotNil(tb, src.Current, "summary of task %s", taskID)
+	want, got := Derive(src), *src.Current
+	got.Revision, got.UpdatedAt = 0, time.Time{}
+	require.True(tb, sameSummary(want, got), "task %s stored\n%+v\nwant\n%+v", taskID, got, want)
+}
+
+// published is one publication a recorder saw.
+type published struct {
+	workspaceID, action string
+	event               shared.StatusSummaryEvent
+}
+
+// recorder is a Publisher that keeps every publication and signals each
+// on ch when ch is not nil.
+type recorder struct {
+	mu     sync.Mutex
+	events []published
+	ch     chan published
+	// onPublish, when set, runs inside PublishWorkspace.
+	onPublish func(shared.StatusSummaryEvent)
+}
+
+func (r *recorder) PublishWorkspace(workspaceID, action string, payload any) {
+	e := published{workspaceID: workspaceID, action: action, event: payload.(shared.StatusSummaryEvent)}
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+	if r.onPublish != nil {
+		r.onPublish(e.event)
+	}
+	if r.ch != nil {
+		r.ch <- e
+	}
+}
+
+// all returns the publications so far.
+func (r *recorder) all() []published {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]published(nil), r.events...)
+}
+
+// forTask returns the summaries published for a task, in order.
+func (r *recorder) forTask(taskID string) []shared.TaskStatusSummary {
+	var out []shared.TaskStatusSummary
+	for _, e := range r.all() {
+		if e.event.TaskID == taskID {
+			out = append(out, e.event.StatusSummary)
+		}
+	}
+	return out
+}
+
+// start returns a started Projector over db, closed when tb ends.
+func start(tb testing.TB, db *testDB, pub Publisher, mutate ...func(*Config)) *Projector {
+	tb.Helper()
+	return startSpied(tb, db, pub, nil, mutate...)
+}
+
+// startSpied is start with the projector's store seen through spy (when
+// not nil) and retry delays of a few milliseconds.
+func startSpied(tb testing.TB, db *testDB, pub Publisher, spy *spySources, mutate ...func(*Config)) *Projector {
+	tb.Helper()
+	cfg := Config{Store: db.Store}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	p, err := New(cfg)
+	require.NoError(tb, err)
+	if spy != nil {
+		spy.sources, p.st = p.st, spy
+		p.firstBackoff, p.lastBackoff = time.Millisecond, 5*time.Millisecond
+	}
+	p.Start(pub)
+	tb.Cleanup(p.Close)
+	return p
+}
+
+// spySources records the largest batch loaded, can fail loads on demand,
+// and runs afterLoad, when set, after each successful load.
+type spySources struct {
+	sources
+	largest   atomic.Int64
+	failLoads atomic.Bool
+	afterLoad func()
+}
+
+var errInjected = errors.New("injected failure: database unavailable")
+
+func (s *spySources) SummarySources(ctx context.Context, ids []string) ([]store.SummarySource, error) {
+	if s.failLoads.Load() {
+		return nil, errInjected
+	}
+	for {
+		l := s.largest.Load()
+		if int64(len(ids)) <= l || s.largest.CompareAndSwap(l, int64(len(ids))) {
+			break
+		}
+	}
+	srcs, err := s.sources.SummarySources(ctx, ids)
+	if err == nil && s.afterLoad != nil {
+		s.afterLoad()
+	}
+	return srcs, err
+}
+
+// markAndFlush marks tasks and waits for their projection.
+func markAndFlush(tb testing.TB, p *Projector, taskIDs ...string) {
+	tb.Helper()
+	for _, id := range taskIDs {
+		p.Mark(id)
+	}
+	require.NoError(tb, p.Flush(context.Background()))
+}
+
+// logBuffer is a concurrency-safe buffer for a test logger.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logger returns a logger writing text to b.
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, nil))
+}

@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/herd-dev/herd/server"
+)
+
+// awaitSummary waits on a workspace follower for a summary of the task
+// that satisfies ok, checking that revisions only rise and that no session
+// stream reaches the follower, and returns it.
+func awaitSummary(t *testing.T, c *wsClient, taskID any, ok func(sum map[string]any) bool) map[string]any {
+	t.Helper()
+	last := -1.0
+	for {
+		f := c.next()
+		action, _ := f["action"].(string)
+		require.False(t, strings.HasPrefix(action, "session."), "a follower without session subscriptions got %s", action)
+		if f["type"] != "notification" || action != "task.status_summary.updated" {
+			continue
+		}
+		n := f["payload"].(map[string]any)
+		if n["task_id"] != taskID {
+			continue
+		}
+		sum := n["status_summary"].(map[string]any)
+		rev := sum["revision"].(float64)
+		require.Greater(t, rev, last, "revisions rise")
+		last = rev
+		if ok(sum) {
+			return sum
+		}
+	}
+}
+
+// follower dials a connection that follows a workspace's feed and nothing
+// else.
+func follower(t *testing.T, srv *server.Server, workspaceID any) *wsClient {
+	t.Helper()
+	c := MustDial(t, srv, nil)
+	c.call("workspace.subscribe", map[string]any{"workspace_id": workspaceID})
+	return c
+}
+
+// noSessionFrames asserts that no session stream is pending for a
+// connection.
+func noSessionFrames(t *testing.T, c *wsClient) {
+	t.Helper()
+	_, notes := c.awaitReply(c.send("ping", nil))
+	for _, f := range notes {
+		action, _ := f["action"].(string)
+		require.False(t, strings.HasPrefix(action, "session."), "a follower without session subscriptions got %s", action)
+	}
+}
+
+func TestBackgroundSubagentsReachTaskRowsThroughTheFeedOnly(t *testing.T) {
+	srv := MustStart(t, nil)
+	owner := MustDial(t, srv, nil)
+	task, session := newTaskSession(t, owner)
+	feed := follower(t, srv, task["workspace_id"])
+
+	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "bg-1", "content": "/scenario background 2 400"})
+	running := awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["foreground_activity"] == "generating" })
+	assert.Equal(t, "RUNNING", running["primary_session"].(map[string]any)["state"])
+
+	// The turn ends while two subagents and a shell keep working: the row
+	// shows the session settled, with its subagents counted.
+	settled := awaitSummary(t, feed, task["id"], func(s map[string]any) bool {
+		return s["primary_session"].(map[string]any)["state"] == "WAITING_FOR_INPUT"
+	})
+	assert.Nil(t, settled["foreground_activity"], "a settled session omits its activity")
+	if settled["active_subagent_count"] != 2.0 {
+		settled = awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_subagent_count"] == 2.0 })
+		assert.Nil(t, settled["foreground_activity"])
+	}
+	awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_subagent_count"] == 0.0 })
+
+	got := owner.call("session.list", map[string]any{"task_id": task["id"]})["sessions"].([]any)[0].(map[string]any)
+	assert.Equal(t, 0.0, got["active_subagent_count"])
+	assert.Nil(t, got["foreground_activity"])
+	assert.Greater(t, got["state_revision"].(float64), 4.0)
+	noSessionFrames(t, feed)
+}
+
+func TestAgentErrorStandsUntilDismissedOrAnswered(t *testing.T) {
+	srv := MustStart(t, nil)
+	owner := MustDial(t, srv, nil)
+	task, session := newTaskSession(t, owner)
+	feed := follower(t, srv, task["workspace_id"])
+
+	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "e-1", "content": "/scenario error"})
+	require.Equal(t, "failed", awaitSettled(t, owner))
+	withError := awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_error"] != nil })
+	stamp := withError["active_error"].(map[string]any)["stamp"]
+	assert.Contains(t, withError["active_error"].(map[string]any)["preview"], "scripted recoverable error")
+
+	owner.callErr("error.dismiss", map[string]any{"task_id": task["id"], "stamp": "no-such-error"}, "not_found")
+	owner.call("error.dismiss", map[string]any{"task_id": task["id"], "stamp": stamp})
+	awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_error"] == nil })
+
+	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "e-2", "content": "/scenario error"})
+	require.Equal(t, "failed", awaitSettled(t, owner))
+	awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_error"] != nil })
+	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "e-3", "content": "all good?"})
+	require.Equal(t, "end_turn", awaitSettled(t, owner))
+	awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_error"] == nil })
+	noSessionFrames(t, feed)
+}
+
+func TestRestartDuringARunningSessionLeavesNoStaleBadge(t *testing.T) {
+	dir := t.TempDir()
+	first, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir}, server.Options{Version: "test", AgentBinary: herdBinary})
+	require.NoError(t, err)
+	require.NoError(t, first.Start(context.Background()))
+	owner := MustDial(t, first, nil)
+	task, session := newTaskSession(t, owner)
+	feed := follower(t, first, task["workspace_id"])
+	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "r-1", "content": "/scenario sleep 60000"})
+	before := awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["foreground_activity"] == "generating" })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	require.NoError(t, first.Shutdown(ctx))
+	cancel()
+
+	second := MustStart(t, func(c *server.Config, _ *server.Options) { c.DataDir = dir })
+	c := MustDial(t, second, nil)
+	boot := c.call("boot", map[string]any{"workspace_id": task["workspace_id"]})
+	sum := boot["tasks"].([]any)[0].(map[string]any)["status_summary"].(map[string]any)
+	assert.Nil(t, sum["foreground_activity"], "ready means repaired")
+	assert.Equal(t, "WAITING_FOR_INPUT", sum["primary_session"].(map[string]any)["state"])
+	assert.Greater(t, sum["revision"].(float64), before["revision"].(float64))
+	got := c.call("session.list", map[string]any{"task_id": task["id"]})["sessions"].([]any)[0].(map[string]any)
+	assert.Nil(t, got["foreground_activity"])
+	assert.Equal(t, "WAITING_FOR_INPUT", got["state"])
+}
