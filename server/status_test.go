@@ -138,3 +138,51 @@ func TestRestartDuringARunningSessionLeavesNoStaleBadge(t *testing.T) {
 	assert.Nil(t, got["foreground_activity"])
 	assert.Equal(t, "WAITING_FOR_INPUT", got["state"])
 }
+
+// awaitSessionEvent waits on a session subscriber for an event of the
+// session that satisfies ok.
+func awaitSessionEvent(t *testing.T, c *wsClient, action string, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
+	for {
+		if n := c.awaitNotification(action); ok(n) {
+			return n
+		}
+	}
+}
+
+func TestHeldTurnQueuesThePromptWithTheExperimentOff(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "h-1", "content": "/scenario background-held 2 1500"})
+	awaitSessionEvent(t, c, "session.activity_changed", func(n map[string]any) bool { return n["active_subagent_count"] == 2.0 })
+	added := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "h-2", "content": "successor"})
+	assert.Equal(t, "queued", added["outcome"], "coarse: a RUNNING session queues")
+}
+
+func TestHeldTurnHandsOffToTheNextPromptWithTheExperimentOn(t *testing.T) {
+	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.ClaudeBackgroundPromptHandoff = true })
+	c := MustDial(t, srv, nil)
+	task, session := newTaskSession(t, c)
+	feed := follower(t, srv, task["workspace_id"])
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "h-1", "content": "/scenario background-held 2 1500"})
+	awaitSessionEvent(t, c, "session.activity_changed", func(n map[string]any) bool {
+		return n["foreground_activity"] == "background" && n["state"] == "RUNNING"
+	})
+	awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["foreground_activity"] == "background" })
+
+	added := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "h-2", "content": "successor"})
+	require.Equal(t, "dispatched", added["outcome"], "the handoff admits the successor")
+	second := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "h-3", "content": "third"})
+	assert.Equal(t, "queued", second["outcome"], "one handoff per yield")
+
+	// The successor answers while the held turn still waits for its work.
+	awaitSessionEvent(t, c, "session.message.updated", func(m map[string]any) bool {
+		return m["type"] == "agent" && m["content"] == "successor" && m["status"] == "complete"
+	})
+	settled := []string{awaitSettled(t, c), awaitSettled(t, c), awaitSettled(t, c)}
+	assert.Equal(t, []string{"end_turn", "end_turn", "end_turn"}, settled)
+	got := transcript(t, c, session["id"])
+	assert.Contains(t, got, "agent:third")
+	assert.Contains(t, got, "agent:Background work finished.")
+}

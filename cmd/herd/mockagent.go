@@ -45,6 +45,10 @@ import (
 //	                   prompt it only says so
 //	background K [MS]  Claude-style background work that outlives the turn
 //	                   (see turn.backgroundWork)
+//	background-held K [MS]
+//	                   the same work, but the prompt request stays open until
+//	                   it has finished (a held-open subagent turn); another
+//	                   prompt may run meanwhile
 //
 // A turn stops at session/cancel and ends with stop reason cancelled, as it
 // does when the client withdraws a permission or clarification request;
@@ -96,6 +100,7 @@ type mock struct {
 	slowStart time.Duration
 	clarify   atomic.Bool              // the client announced agent.ClarifyMethod
 	seq       atomic.Int64             // numbers sessions and messages
+	cancels   atomic.Int64             // counts session/cancel notifications
 	mu        sync.Mutex               // guards sessions and closed
 	sessions  map[acp.SessionId]string // session id → cwd
 	closed    bool                     // set at shutdown: no background work may start
@@ -159,10 +164,11 @@ func (m *mock) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptRespo
 			text.WriteString(b.Text.Text)
 		}
 	}
-	t := &turn{m: m, ctx: ctx, sid: p.SessionId, cwd: cwd, msg: "msg-" + strconv.FormatInt(m.seq.Add(1), 10)}
+	t := &turn{m: m, ctx: ctx, sid: p.SessionId, cwd: cwd, msg: "msg-" + strconv.FormatInt(m.seq.Add(1), 10), cancels: m.cancels.Load()}
 	err := t.play(text.String())
+	superseded := t.held && m.cancels.Load() == t.cancels
 	switch {
-	case ctx.Err() != nil, errors.Is(err, errWithdrawn):
+	case ctx.Err() != nil && !superseded, errors.Is(err, errWithdrawn):
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	case err != nil:
 		return acp.PromptResponse{}, err
@@ -170,8 +176,12 @@ func (m *mock) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptRespo
 	return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 }
 
-// Cancel needs no work: the SDK ends the running Prompt's context.
-func (m *mock) Cancel(context.Context, acp.CancelNotification) error { return nil }
+// Cancel counts the cancellation; the SDK ends the running Prompt's
+// context.
+func (m *mock) Cancel(context.Context, acp.CancelNotification) error {
+	m.cancels.Add(1)
+	return nil
+}
 
 // Authenticate is not offered: the mock lists no auth methods.
 func (m *mock) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
@@ -206,10 +216,15 @@ func (m *mock) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.S
 // turn is one prompt being played.
 type turn struct {
 	m   *mock
-	ctx context.Context // ends at session/cancel
+	ctx context.Context // ends at session/cancel, or when the next prompt arrives
 	sid acp.SessionId
 	cwd string
 	msg string // the messageId of the turn's text
+	// held is set by a held-open turn, whose context the SDK also ends when
+	// the next prompt supersedes it; only a session/cancel since cancels
+	// was read cancels it.
+	held    bool
+	cancels int64
 }
 
 // play runs the prompt's scenario, or echoes it.
@@ -264,7 +279,9 @@ func (t *turn) play(prompt string) error {
 	case "slow-start":
 		return t.say("slow-start delays initialize: start the agent with --slow-start MS or HERD_MOCK_SLOW_START_MS")
 	case "background":
-		return t.backgroundWork(args)
+		return t.backgroundWork(args, false)
+	case "background-held":
+		return t.backgroundWork(args, true)
 	}
 	return acp.NewInvalidParams(map[string]any{"error": "unknown scenario " + strconv.Quote(name)})
 }

@@ -180,7 +180,10 @@ func writeInside(dir, file, text string) error {
 // "finished" frame once its child is stopped; the Monitor's; the text
 // "Background work finished." and the task-notification usage_update that
 // ends the cycle which said it.
-func (t *turn) backgroundWork(args []string) error {
+// With held, the turn itself plays the completion and only then answers
+// the prompt request, as Claude holds a subagent turn open; the foreground
+// has yielded at the human-origin usage_update all the same.
+func (t *turn) backgroundWork(args []string, held bool) error {
 	n, err := intArgs(args, 1, 2)
 	if err != nil {
 		return err
@@ -215,6 +218,11 @@ func (t *turn) backgroundWork(args []string) error {
 	if err := t.sendAll(append(frames, cycleEnd(agent.OriginHuman))...); err != nil {
 		stopProcess(sleep)
 		return err
+	}
+	if held {
+		t.held = true
+		t.finishBackground(w, after)
+		return nil
 	}
 	if !t.m.goBackground(func() { t.finishBackground(w, after) }) {
 		stopProcess(sleep)

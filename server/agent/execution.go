@@ -17,7 +17,8 @@ import (
 )
 
 // ErrTurnInProgress is returned by Prompt while another prompt of the same
-// execution is running; ACP allows one turn per session at a time.
+// execution is running; ACP allows one turn per session at a time, except
+// for adapters with Capabilities.Handoff.
 var ErrTurnInProgress = errors.New("agent turn already in progress")
 
 // errPeerGone says a call failed because the agent's output ended; the

@@ -27,12 +27,17 @@ const (
 // its answer. A JSON-RPC error from the agent is returned as *AgentError and
 // leaves the execution usable. ctx bounds the wait; to stop a turn cleanly
 // use Cancel, after which Prompt returns StopCancelled. If the agent ends,
-// Prompt waits for Done and returns Err.
+// Prompt waits for Done and returns Err. A second Prompt while one runs
+// returns ErrTurnInProgress, unless the adapter attests the handoff
+// (Capabilities.Handoff): then the caller, which owns prompt admission,
+// may send a successor while the earlier request is still open.
 func (e *Execution) Prompt(ctx context.Context, text string) (StopReason, error) {
-	if !e.turn.TryLock() {
-		return "", ErrTurnInProgress
+	if !e.caps.Handoff {
+		if !e.turn.TryLock() {
+			return "", ErrTurnInProgress
+		}
+		defer e.turn.Unlock()
 	}
-	defer e.turn.Unlock()
 	resp, err := e.conn.Prompt(ctx, acp.PromptRequest{
 		SessionId: e.sessionID,
 		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},

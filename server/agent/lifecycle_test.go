@@ -294,7 +294,9 @@ func TestTwentyParallelExecutionsAreIndependent(t *testing.T) {
 
 func TestPromptWhileATurnRunsIsRefused(t *testing.T) {
 	rec := newRecorder()
-	e := MustStart(t, mockProfile(), rec)
+	coarse := mockProfile()
+	coarse.Provider = "acp" // a provider without the handoff
+	e := MustStart(t, coarse, rec)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -306,4 +308,40 @@ func TestPromptWhileATurnRunsIsRefused(t *testing.T) {
 	}
 	_ = e.Cancel(context.Background())
 	<-done
+}
+
+// An adapter that attests the handoff takes a person's next prompt while a
+// held-open turn waits for its background work: the successor answers
+// first, and the held turn ends when the work has finished.
+func TestHandoffPromptRunsWhileAHeldTurnIsOpen(t *testing.T) {
+	rec := newRecorder()
+	e := MustStart(t, mockProfile(), rec)
+	held := make(chan StopReason, 1)
+	go func() {
+		stop, _ := e.Prompt(context.Background(), "/scenario background-held 1 1500")
+		held <- stop
+	}()
+	rec.waitFor(t, "the foreground's yield", func(ev []Event) bool {
+		for _, e := range ev {
+			if e.Kind == EventUsage && e.Usage.Origin == OriginHuman {
+				return true
+			}
+		}
+		return false
+	})
+	stop, err := e.Prompt(context.Background(), "successor")
+	if err != nil || stop != StopEndTurn {
+		t.Fatalf("successor: %v, %v", stop, err)
+	}
+	select {
+	case <-held:
+		t.Fatal("the held turn ended before its background work")
+	default:
+	}
+	if stop := <-held; stop != StopEndTurn {
+		t.Fatalf("held turn ended with %q", stop)
+	}
+	if !strings.Contains(rec.text(EventText), "successor") {
+		t.Fatalf("no answer to the successor in %q", rec.text(EventText))
+	}
 }

@@ -98,16 +98,22 @@ type Capabilities struct {
 	// Provenance of its tool calls marked Attested; otherwise provenance is
 	// presentation data and the session stays foreground-busy (spec 000).
 	AttestsBackground bool
+	// Handoff is true when the provider accepts a person's next prompt
+	// while an earlier prompt request is still held open for background
+	// work (a Claude subagent turn), and its tests cover that exchange.
+	// Prompt then leaves admission to its caller (see Execution.Prompt).
+	Handoff bool
 }
 
 // CapabilitiesOf returns the adapter capabilities of a provider. Only the
-// mock provider attests background work: its lifecycle frames are exercised
-// by this package's tests. Claude's adapter joins it once fixtures of its
-// real frames are tested here; every other provider stays coarse.
+// mock provider attests background work and the handoff: its lifecycle
+// frames and concurrent prompts are exercised by this package's tests.
+// Claude's adapter joins it once fixtures of its real frames are tested
+// here; every other provider stays coarse.
 func CapabilitiesOf(provider string) Capabilities {
 	switch provider {
 	case "mock":
-		return Capabilities{AttestsBackground: true}
+		return Capabilities{AttestsBackground: true, Handoff: true}
 	default:
 		return Capabilities{}
 	}

@@ -34,6 +34,11 @@ func (m *Manager) publishActivity(ctx context.Context, c tracker.Change) error {
 		if changed {
 			m.pub.PublishSession(s.ID, shared.NotifySessionActivityChanged, shared.SessionStateEventOf(s), false)
 			m.mark(s.TaskID)
+		}
+		if m.cfg.Handoff && c.View.Claimed && !c.View.Generating && c.View.Background {
+			m.kickSession(ctx, c.SessionID) // a queued prompt may take the handoff
+		}
+		if changed {
 			return nil
 		}
 		if s.State == state {
@@ -42,6 +47,16 @@ func (m *Manager) publishActivity(ctx context.Context, c tracker.Change) error {
 		state = s.State
 	}
 	return nil
+}
+
+// kickSession dispatches the head of a live session's queue if it may go.
+func (m *Manager) kickSession(ctx context.Context, sessionID string) {
+	m.mu.Lock()
+	r := m.runs[sessionID]
+	m.mu.Unlock()
+	if r != nil {
+		r.kick(ctx)
+	}
 }
 
 // stateOf returns a session's state: its run's mirror, or the stored one.
@@ -60,7 +75,8 @@ func (m *Manager) stateOf(ctx context.Context, sessionID string) (shared.Session
 
 // capabilitiesOf returns what a provider's adapter attests to the tracker.
 func capabilitiesOf(provider string) tracker.Capabilities {
-	return tracker.Capabilities{AttestsBackground: agent.CapabilitiesOf(provider).AttestsBackground}
+	caps := agent.CapabilitiesOf(provider)
+	return tracker.Capabilities{AttestsBackground: caps.AttestsBackground, Handoff: caps.Handoff}
 }
 
 // frameOf turns an agent event into the tracker's frame; it reports false

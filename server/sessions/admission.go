@@ -69,8 +69,19 @@ func (m *Manager) duplicate(ctx context.Context, r *run, session shared.Session,
 // promptable and the tracker grants the prompt claim. The head is claimed
 // here, under the run's lock, so it has left the queue before the caller
 // answers. It reports the message it dispatches.
+//
+// Under the handoff experiment a RUNNING session may also dispatch: when
+// the tracker passes it the held claim of a turn whose foreground has
+// yielded to background work (tracker.Handoff).
 func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
-	if r.stopping || !slices.Contains(promptable, r.state) {
+	handoff := false
+	switch {
+	case r.stopping:
+		return shared.Message{}, false
+	case slices.Contains(promptable, r.state):
+	case r.state == shared.SessionRunning && r.m.cfg.Handoff:
+		handoff = true
+	default:
 		return shared.Message{}, false
 	}
 	queue, err := r.m.cfg.Store.QueuedMessages(ctx, r.id)
@@ -81,6 +92,9 @@ func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
 		return shared.Message{}, false
 	}
 	claim, err := r.m.tr.Claim(r.id, r.taskID)
+	if handoff {
+		claim, err = r.m.tr.Handoff(r.id)
+	}
 	if err != nil {
 		return shared.Message{}, false // a turn runs; it dispatches the head when it ends
 	}
@@ -93,7 +107,7 @@ func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
 		r.m.tr.Release(claim)
 		return shared.Message{}, false
 	}
-	r.m.goTracked(func() { r.turn(msg, token, claim) })
+	r.m.goTracked(func() { r.turn(msg, token, claim, handoff) })
 	return msg, true
 }
 
@@ -111,8 +125,10 @@ type turnEnd struct{ done chan struct{} }
 
 // turn runs one claimed prompt: mark the session RUNNING, hand the prompt
 // to the agent, wait for the turn to end, then settle, give the tracker
-// claim back and dispatch the next one.
-func (r *run) turn(msg shared.Message, token string, claim tracker.Claim) {
+// claim back and dispatch the next one. A handed-off turn finds the session
+// RUNNING already; a turn whose claim was handed off meanwhile leaves the
+// settling to its successor.
+func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handoff bool) {
 	ctx := r.m.ctx
 	dispatched := false
 	defer func() {
@@ -126,7 +142,11 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim) {
 	// The prompt left the queue when it was claimed; the transition below
 	// re-derives the task's summary, queue count included.
 	r.publishQueue(ctx)
-	if _, err := r.transition(ctx, promptable, shared.SessionRunning, ""); err != nil {
+	from := promptable
+	if handoff {
+		from = []shared.SessionState{shared.SessionRunning}
+	}
+	if _, err := r.transition(ctx, from, shared.SessionRunning, ""); err != nil {
 		// The session stopped taking prompts meanwhile: back to the queue.
 		if err := r.m.cfg.Store.ReleaseClaim(ctx, msg.ID, token); err != nil {
 			r.m.log.Error("release claim", "session", r.id, "err", err)
@@ -164,9 +184,13 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim) {
 		}
 	}
 	outcome := settleOutcome(stop, promptErr)
-	if promptErr != nil && exec.Err() != nil {
+	switch {
+	case promptErr != nil && exec.Err() != nil:
 		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, exec.Err())
-	} else {
+	case !r.m.tr.Current(claim):
+		// Handed off: the successor owns the foreground and settles the
+		// session; this late result changes nothing else.
+	default:
 		if promptErr != nil {
 			r.recordError(ctx, promptErr)
 		}

@@ -8,13 +8,31 @@
 // # Admission
 //
 // A prompt is owned by its client_message_id: a retry returns the stored
-// message as a duplicate and dispatches nothing new. Each live session has
-// a run with an admission gate (busy): a prompt to an idle, promptable
-// session starts a turn for the head of the queue; otherwise it waits in
-// the queue, which is the session's undispatched user messages in order. A
-// turn claims its prompt in the store under a fresh token before handing
-// it to the agent, so a prompt is dispatched once per claim; claims that a
-// crash left unsent return to the queue at start-up and run then.
+// message as a duplicate and dispatches nothing new. A prompt to a
+// promptable session (WAITING_FOR_INPUT, COMPLETED, IDLE) whose queue was
+// empty starts a turn at once; otherwise it waits in the queue, the
+// session's undispatched user messages in order. A RUNNING session always
+// queues (the coarse policy of spec 001). The gate is the activity
+// tracker's prompt claim (package tracker): exactly one turn holds it, and
+// the turn gives it back when it settles, or releases it when its prompt
+// never reached the agent. A turn also claims its prompt in the store under
+// a fresh token before handing it to the agent, so a prompt is dispatched
+// once per claim; claims that a crash left unsent return to the queue at
+// start-up and run then.
+//
+// # Activity
+//
+// Every agent frame also goes to the tracker, which keeps the execution's
+// foreground and background work; each execution attaches when its agent
+// starts and detaches when the agent ends. A session's activity
+// (foreground_activity, active_subagent_count) is stored with its state and
+// its state_revision: transitions store the activity the tracker's policy
+// gives for the new state, and the tracker's own changes arrive through its
+// per-task publication queue (publishActivity), stored by a compare-and-set
+// on the state, then published as session.activity_changed. Start-up
+// recovery clears every stored activity, since no execution survived to
+// vouch for it. Every change a task's status summary derives from marks the
+// task in the projector.
 //
 // # Streams
 //

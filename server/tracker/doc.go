@@ -72,12 +72,15 @@
 // session is generating and every other state shows no activity; the
 // tracker's foreground and background distinction is accounting only. With
 // the Claude background prompt handoff experiment on (Config.Handoff, read
-// at start), a RUNNING session of an adapter that attests the handoff
-// (Capabilities.Handoff) shows background while its foreground has yielded
-// and background work is live, and Handoff may pass the held claim to one
-// new human prompt: the foreground must have yielded at the end of the
-// human-origin model cycle of exactly the claim's generation. Every other
-// provider stays coarse even with the experiment on.
+// at start), a RUNNING session whose executions attest background work
+// (Claude's adapter, and the mock agent replaying its frames) shows
+// background while its foreground has yielded and background work is live;
+// and, where the adapter also attests the handoff (Capabilities.Handoff),
+// Handoff passes the held claim to one new human prompt. The foreground
+// must have yielded at the end of the human-origin model cycle of exactly
+// the claim's generation, so one yield admits one successor, and the
+// earlier turn's late completion is stale. Every other provider stays
+// coarse even with the experiment on.
 //
 // # Publication
 //

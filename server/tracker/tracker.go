@@ -17,11 +17,9 @@ type Capabilities struct {
 	// AttestsBackground lets the execution's attested frames register
 	// background work and its model-cycle ends yield the foreground.
 	AttestsBackground bool
-	// Handoff says the provider and herd's transport accept a new human
-	// prompt while an earlier prompt request is still open, once the
-	// foreground has yielded. It matters only with Config.Handoff on. No
-	// adapter attests it yet: herd's agent runtime sends one prompt per
-	// execution at a time.
+	// Handoff says the provider accepts a new human prompt while an
+	// earlier prompt request is still open, once the foreground has
+	// yielded. It matters only with Config.Handoff on.
 	Handoff bool
 }
 
