@@ -192,7 +192,7 @@ func (s *Server) startup(ctx context.Context) error {
 		Store:          st,
 		Profiles:       s.profileCatalog(),
 		Sessions:       mgr,
-		Errors:         proj,
+		Summaries:      proj,
 		Logger:         s.log.With("component", "gateway"),
 		Registerer:     s.registry,
 		Version:        s.opts.Version,

@@ -377,8 +377,12 @@ var (
 		"id", "workspace_id", "title", "description", "primary_session_id",
 		"repositories", "repositories[].id", "repositories[].path", "repositories[].base_branch",
 		"repositories[].branch", "repositories[].worktree_path",
-		"archived", "created_at", "updated_at", "status_summary",
+		"archived", "created_at", "updated_at", "foreground_activity", "active_subagent_count", "status_summary",
 	}, prefixed("status_summary.", summaryKeys)...)
+	sessionKeys = []string{
+		"id", "task_id", "agent_profile_id", "state", "foreground_activity",
+		"active_subagent_count", "state_revision", "error_message", "created_at", "updated_at",
+	}
 	messageKeys = []string{
 		"id", "session_id", "task_id", "seq", "type", "content", "status",
 		"pending_id", "client_message_id", "metadata", "append_from", "created_at", "updated_at",
@@ -419,10 +423,20 @@ func fullTask() shared.Task {
 			ID: "r-1", Path: "/src/app", BaseBranch: "main",
 			Branch: "herd/fix-login", WorktreePath: "/var/lib/herd/worktrees/t-1/app",
 		}},
-		Archived:      true,
-		CreatedAt:     createdAt,
-		UpdatedAt:     updatedAt,
-		StatusSummary: &summary,
+		Archived:            true,
+		CreatedAt:           createdAt,
+		UpdatedAt:           updatedAt,
+		ForegroundActivity:  shared.ActivityGenerating,
+		ActiveSubagentCount: 2,
+		StatusSummary:       &summary,
+	}
+}
+
+func fullSession() shared.Session {
+	return shared.Session{
+		ID: "s-1", TaskID: "t-1", AgentProfileID: "mock", State: shared.SessionFailed,
+		ForegroundActivity: shared.ActivityBackground, ActiveSubagentCount: 1, StateRevision: 7,
+		ErrorMessage: "the agent exited with status 3", CreatedAt: createdAt, UpdatedAt: updatedAt,
 	}
 }
 
@@ -484,6 +498,7 @@ func TestWireFieldNamesMatchProtocol(t *testing.T) {
 	}{
 		{"status_summary", fullSummary(), summaryKeys},
 		{"task", fullTask(), taskKeys},
+		{"session", fullSession(), sessionKeys},
 		// metadata is free-form per message type.
 		{"message", fullMessage(), messageKeys},
 	}
@@ -519,6 +534,7 @@ func TestWireOmitsAbsentFields(t *testing.T) {
 			want: []string{
 				"id", "workspace_id", "title", "description", "archived", "created_at", "updated_at",
 				"repositories", "repositories[].id", "repositories[].path", "repositories[].base_branch",
+				"active_subagent_count",
 			},
 		},
 		{

@@ -183,6 +183,9 @@ func (g *Gateway) taskUpdate(ctx context.Context, _ *conn, req shared.TaskUpdate
 		return nil, err
 	}
 	g.publishTask(shared.NotifyTaskUpdated, task)
+	if g.cfg.Summaries != nil && req.PrimarySessionID != nil {
+		g.cfg.Summaries.Mark(task.ID) // the summary shows the primary session
+	}
 	return task, nil
 }
 

@@ -94,9 +94,11 @@ func (g *Gateway) actionTable() map[string]action {
 	}
 }
 
-// Errors dismisses a task's active agent error; the projector implements
-// it.
-type Errors interface {
+// Summaries keeps tasks' status summaries; the projector implements it.
+type Summaries interface {
+	// Mark says a task's summary may have changed.
+	Mark(taskID string)
+	// Dismiss hides a task's active agent error.
 	Dismiss(ctx context.Context, taskID, stamp string) error
 }
 
@@ -109,7 +111,7 @@ func (g *Gateway) errorDismiss(ctx context.Context, _ *conn, req shared.ErrorDis
 	if err := requireID("stamp", req.Stamp); err != nil {
 		return nil, err
 	}
-	if err := g.cfg.Errors.Dismiss(ctx, req.TaskID, req.Stamp); err != nil {
+	if err := g.cfg.Summaries.Dismiss(ctx, req.TaskID, req.Stamp); err != nil {
 		return nil, err
 	}
 	return shared.Empty{}, nil

@@ -38,8 +38,9 @@ type Config struct {
 	Profiles ProfileLister
 	// Sessions serves the session actions; nil leaves them unknown.
 	Sessions Sessions
-	// Errors serves error.dismiss; nil leaves it unknown.
-	Errors Errors
+	// Summaries is told about task changes that summaries derive from
+	// and serves error.dismiss; nil leaves that action unknown.
+	Summaries Summaries
 	Logger *slog.Logger
 	// Registerer receives the gateway's metrics; nil skips registration.
 	Registerer prometheus.Registerer
@@ -127,7 +128,7 @@ func New(cfg Config) (*Gateway, error) {
 			g.actions[name] = a
 		}
 	}
-	if cfg.Errors != nil {
+	if cfg.Summaries != nil {
 		g.actions[shared.ActionErrorDismiss] = action{run: handle(g.errorDismiss)}
 	}
 	return g, nil

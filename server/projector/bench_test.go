@@ -49,7 +49,7 @@ func setSubagents(ctx context.Context, db *testDB, session string, n int) error 
 }
 
 // BenchmarkSourceEvents measures how many source events the projector
-// absorbs: b.N marks, from parallel goroutines, spread over 200 tasks whose
+// absorbs: b.N marks spread over 200 tasks whose
 // sources another goroutine keeps changing as fast as the database allows,
 // timed from the first mark until Flush has projected the last one.
 func BenchmarkSourceEvents(b *testing.B) {
@@ -77,16 +77,11 @@ func BenchmarkSourceEvents(b *testing.B) {
 		})
 
 		before := p.Stats()
-		var next atomic.Int64
 		b.ResetTimer()
 		begin := time.Now()
-		b.RunParallel(func(pb *testing.PB) {
-			i := int(next.Add(1)) * 7919
-			for pb.Next() {
-				p.Mark(tasks[i%benchTasks])
-				i++
-			}
-		})
+		for i := range b.N {
+			p.Mark(tasks[i%benchTasks])
+		}
 		close(stop)
 		wg.Wait()
 		require.NoError(b, p.Flush(ctx))

@@ -211,7 +211,9 @@ func TestPullRequestState(t *testing.T) {
 		pr   store.PullRequest
 		want shared.PullRequestState
 	}{
-		{"merged", with(func(p *store.PullRequest) { p.State, p.Merged, p.ChecksState = store.PullRequestClosed, true, store.ChecksFailure }), shared.PRMerged},
+		{"merged", with(func(p *store.PullRequest) {
+			p.State, p.Merged, p.ChecksState = store.PullRequestClosed, true, store.ChecksFailure
+		}), shared.PRMerged},
 		{"closed", with(func(p *store.PullRequest) { p.State, p.ChecksState = store.PullRequestClosed, store.ChecksFailure }), shared.PRClosed},
 		{"draft before failing checks", with(func(p *store.PullRequest) { p.Draft, p.ChecksState = true, store.ChecksFailure }), shared.PRDraft},
 		{"failing checks before changes requested", with(func(p *store.PullRequest) {

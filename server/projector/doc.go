@@ -100,8 +100,11 @@
 // (oldest marks first), loads all their sources with one
 // store.SummarySources call (a constant number of queries) and projects
 // them one by one, publishing each change right after storing it. It
-// repeats, without debounce, until no task is dirty. A task marked while
-// it is being projected is dirty again and projected again.
+// repeats until no task is dirty, waiting the debounce again before each
+// batch that would not be full: a task is projected at most once per
+// debounce however often it is marked, and the database is not kept busy
+// with batches of one while events trickle in. A task marked while it is
+// being projected is dirty again and projected again.
 //
 // Every mark gets a sequence number. Flush waits until every mark made
 // before it has been projected (including the re-projections above);

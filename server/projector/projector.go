@@ -207,26 +207,35 @@ func (p *Projector) Start(pub Publisher) {
 // and never waits for the database; it is safe from any goroutine,
 // including from inside a Publisher. Marks after Close are ignored.
 func (p *Projector) Mark(taskID string) {
-	if p.markOne(taskID) {
-		p.signal()
-	}
+	p.mark(taskID)
 }
 
-// markOne records a mark and reports whether the task became dirty.
-func (p *Projector) markOne(taskID string) bool {
-	p.marks.Add(1)
+// mark records a mark of each task, wakes the writer when one became dirty
+// and returns the seq of the last mark.
+func (p *Projector) mark(taskIDs ...string) (last uint64) {
+	p.marks.Add(uint64(len(taskIDs)))
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
-		return false
+		last = p.seq
+		p.mu.Unlock()
+		return last
 	}
-	p.seq++
-	if _, ok := p.dirty[taskID]; ok {
-		return false
+	woke := false
+	for _, id := range taskIDs {
+		p.seq++
+		if _, ok := p.dirty[id]; ok {
+			continue
+		}
+		p.dirty[id] = p.seq
+		p.queue = append(p.queue, id)
+		woke = true
 	}
-	p.dirty[taskID] = p.seq
-	p.queue = append(p.queue, taskID)
-	return true
+	last = p.seq
+	p.mu.Unlock()
+	if woke {
+		p.signal()
+	}
+	return last
 }
 
 // signal wakes the writer without blocking.
@@ -255,18 +264,7 @@ func (p *Projector) Rebuild(ctx context.Context) error {
 		return err
 	}
 	err := p.st.AllTaskIDs(ctx, p.batch, func(ids []string) error {
-		var target uint64
-		woke := false
-		for _, id := range ids {
-			woke = p.markOne(id) || woke
-		}
-		p.mu.Lock()
-		target = p.seq
-		p.mu.Unlock()
-		if woke {
-			p.signal()
-		}
-		return p.await(ctx, "", target)
+		return p.await(ctx, "", p.mark(ids...))
 	})
 	if err != nil {
 		return fmt.Errorf("rebuild status summaries: %w", err)
@@ -284,13 +282,7 @@ func (p *Projector) Dismiss(ctx context.Context, taskID, stamp string) error {
 	if err := p.st.DismissError(ctx, taskID, stamp); err != nil {
 		return err
 	}
-	if p.markOne(taskID) {
-		p.signal()
-	}
-	p.mu.Lock()
-	target := p.seq
-	p.mu.Unlock()
-	return p.await(ctx, taskID, target)
+	return p.await(ctx, taskID, p.mark(taskID))
 }
 
 // Close projects what is marked (a failure is logged, not retried), stops
@@ -369,15 +361,21 @@ func (p *Projector) await(ctx context.Context, task string, target uint64) error
 	case <-ctx.Done():
 	}
 	p.mu.Lock()
+	released := true
 	for i, x := range p.waiters {
 		if x == w {
 			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			released = false
 			break
 		}
 	}
 	p.urgent = len(p.waiters) > 0
 	last := p.lastErr
 	p.mu.Unlock()
+	if released {
+		// The wait ended as the context did.
+		return w.err
+	}
 	if last != nil {
 		return fmt.Errorf("wait for status summaries: %w (last failure: %v)", ctx.Err(), last)
 	}

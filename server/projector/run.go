@@ -7,10 +7,11 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// run is the writer goroutine: it waits for marks, lets a burst gather for
-// the debounce, then projects batches until no task is dirty. After a
-// failed batch it backs off before the next one. When Close is called it
-// drains what is marked and ends.
+// run is the writer goroutine: it waits for marks, then projects batches
+// until no task is dirty, letting marks gather for the debounce before
+// each batch that would not be full. After a failed batch it backs off
+// before the next one. When Close is called it drains what is marked and
+// ends.
 func (p *Projector) run(ctx context.Context) {
 	defer close(p.done)
 	var backoff time.Duration
@@ -21,17 +22,17 @@ func (p *Projector) run(ctx context.Context) {
 			p.drain(ctx)
 			return
 		}
-		if !p.debounced() {
-			p.drain(ctx)
-			return
-		}
 		for {
+			if !p.debounced() {
+				p.drain(ctx)
+				return
+			}
 			ids := p.take()
 			if len(ids) == 0 {
 				break
 			}
-			err := p.project(ctx, ids, true)
-			p.settle(ids)
+			again, err := p.project(ctx, ids, true)
+			p.settle(ids, again)
 			if err == nil {
 				backoff = 0
 				continue
@@ -45,10 +46,12 @@ func (p *Projector) run(ctx context.Context) {
 	}
 }
 
-// debounced waits for the debounce to pass, or less when a waiter wants
-// the work done now. It reports false when Close is called meanwhile.
+// debounced waits for the debounce to pass, so that a burst of marks
+// costs one projection per task; it does not wait while no task is dirty,
+// while a full batch is, or while a waiter wants the work done now. It
+// reports false when Close is called meanwhile.
 func (p *Projector) debounced() bool {
-	if p.isUrgent() {
+	if !p.shouldWait() {
 		return true
 	}
 	t := time.NewTimer(p.debounce)
@@ -60,11 +63,18 @@ func (p *Projector) debounced() bool {
 		case <-p.stop:
 			return false
 		case <-p.wake:
-			if p.isUrgent() {
+			if !p.shouldWait() {
 				return true
 			}
 		}
 	}
+}
+
+// shouldWait reports whether the next batch is worth waiting for.
+func (p *Projector) shouldWait() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.urgent && len(p.queue) > 0 && len(p.queue) < p.batch
 }
 
 // pause waits d after a failure; waiters do not cut it short, so a failing
@@ -79,12 +89,6 @@ func (p *Projector) pause(d time.Duration) bool {
 	case <-p.stop:
 		return false
 	}
-}
-
-func (p *Projector) isUrgent() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.urgent
 }
 
 // take moves up to a batch of dirty tasks, oldest marks first, in flight.
@@ -109,12 +113,14 @@ func (p *Projector) take() []string {
 	return ids
 }
 
-// requeue marks tasks in flight dirty again, keeping the seq of their
-// earliest unprojected mark so that waiters wait for the new projection.
-func (p *Projector) requeue(ids ...string) {
+// settle ends the flight of a batch: the tasks in again are dirty once
+// more, keeping the seq of their earliest unprojected mark so that waiters
+// wait for the new projection, and the waiters the batch satisfied are
+// released.
+func (p *Projector) settle(ids, again []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, id := range ids {
+	for _, id := range again {
 		since := p.inflight[id]
 		if existing, ok := p.dirty[id]; ok {
 			p.dirty[id] = min(existing, since)
@@ -123,12 +129,6 @@ func (p *Projector) requeue(ids ...string) {
 		p.dirty[id] = since
 		p.queue = append(p.queue, id)
 	}
-}
-
-// settle ends the flight of a batch and releases the waiters it satisfied.
-func (p *Projector) settle(ids []string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for _, id := range ids {
 		delete(p.inflight, id)
 	}
@@ -143,8 +143,8 @@ func (p *Projector) drain(ctx context.Context) {
 		if len(ids) == 0 {
 			break
 		}
-		p.project(ctx, ids, false)
-		p.settle(ids)
+		again, _ := p.project(ctx, ids, false)
+		p.settle(ids, again)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -156,22 +156,22 @@ func (p *Projector) drain(ctx context.Context) {
 }
 
 // project loads the sources of a batch of tasks in one go, derives each
-// summary and stores and publishes the ones that changed. A task whose
-// write lost to another writer, or that it wrote, is queued again: the
-// first is recomputed from fresh reads rather than written from stale ones,
-// and the second is checked once more (see the package documentation,
-// "Several writers"). With retry, the tasks of a failed load or write are
-// queued again too; the caller backs off before the next batch. Tasks that
-// no longer exist are dropped.
-func (p *Projector) project(ctx context.Context, ids []string, retry bool) error {
+// summary and stores and publishes the ones that changed. It returns the
+// tasks to project again: one whose write lost to another writer, to be
+// recomputed from fresh reads rather than written from stale ones, and one
+// it wrote, to be checked once more (see the package documentation,
+// "Several writers"); with retry, also those of a failed load or write,
+// and the error, after which the caller backs off. Tasks that no longer
+// exist are dropped.
+func (p *Projector) project(ctx context.Context, ids []string, retry bool) (again []string, err error) {
 	srcs, err := p.st.SummarySources(ctx, ids)
 	if err != nil {
 		p.failed(err)
 		p.log.ErrorContext(ctx, "load status summary sources", "task_ids", ids, "err", err)
 		if retry {
-			p.requeue(ids...)
+			again = ids
 		}
-		return err
+		return again, err
 	}
 	var firstErr error
 	for i := range srcs {
@@ -190,23 +190,23 @@ func (p *Projector) project(ctx context.Context, ids []string, retry bool) error
 			p.failed(err)
 			p.log.ErrorContext(ctx, "store status summary", "task_id", src.TaskID, "revision", next.Revision, "err", err)
 			if retry {
-				p.requeue(src.TaskID)
+				again = append(again, src.TaskID)
 			}
 			if firstErr == nil {
 				firstErr = err
 			}
 		case !ok:
 			p.conflicts.Add(1)
-			p.requeue(src.TaskID)
+			again = append(again, src.TaskID)
 		default:
 			p.written.Add(1)
 			p.pub.PublishWorkspace(src.WorkspaceID, shared.NotifyTaskStatusSummaryUpdated, shared.StatusSummaryEvent{
 				TaskID: src.TaskID, WorkspaceID: src.WorkspaceID, StatusSummary: next,
 			})
-			p.requeue(src.TaskID)
+			again = append(again, src.TaskID)
 		}
 	}
-	return firstErr
+	return again, firstErr
 }
 
 // failed counts a failure and keeps it for waiters whose context ends.

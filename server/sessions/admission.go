@@ -152,6 +152,7 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 			r.m.log.Error("release claim", "session", r.id, "err", err)
 		}
 		r.publishQueue(ctx)
+		r.m.mark(r.taskID)
 		return
 	}
 	if err := r.ensureExecution(ctx, nil); err != nil {

@@ -49,6 +49,16 @@
 // PostgreSQL tasks.id uses the C collation so that id order is byte order on
 // both dialects.
 //
+// # Status summaries
+//
+// Only the projector writes summaries. SummarySources reads everything the
+// summaries of a batch of tasks derive from, with a constant number of
+// queries, reading the summary rows before the source rows; WriteSummary
+// stores one summary by compare-and-update on its revision, so of two
+// writers the one that read older sources loses. A session's state,
+// foreground activity and subagent count change only together with its
+// state_revision (Transition, SetActivity, ResetActivity).
+//
 // # Sessions and messages
 //
 // A session's state changes only through Transition, a compare-and-set in

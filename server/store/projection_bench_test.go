@@ -16,8 +16,8 @@ import (
 // sessions, a pending request, an error answered by an agent message, a
 // queued prompt, two repositories and a pull request: one projector batch.
 // The "history" case gives every repository 1,000 earlier observations,
-// the oldest ones successful and the newest 100 failed, to show that
-// finding the latest success does not read a repository's whole history.
+// the newest 5 of them failed, to show that finding the latest success
+// does not read a repository's whole history.
 func BenchmarkSummarySources(b *testing.B) {
 	for _, dialect := range []string{dialectSQLite, dialectPostgres} {
 		for _, history := range []int{0, 1000} {
@@ -72,14 +72,14 @@ func benchmarkSummarySources(b *testing.B, s *Store, n, history int) {
 }
 
 // seedObservations gives each repository history+1 observations in batched
-// inserts: the oldest successful, the newest 10% of the history failed.
+// inserts, the newest 5 failed when there is a history.
 func seedObservations(b *testing.B, s *Store, repos []string, history int) {
 	base := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	rows := make([]gitObservationRow, 0, len(repos)*(history+1))
 	for _, repo := range repos {
 		for i := range history + 1 {
 			r := gitObservationRow{ID: newID(), TaskRepositoryID: repo, ObservedAt: base.Add(time.Duration(i) * time.Second), Additions: i}
-			if i > history*9/10 {
+			if history > 0 && i > history-5 {
 				r.Error = "index.lock exists"
 			}
 			rows = append(rows, r)
