@@ -41,7 +41,7 @@ type Config struct {
 	// Summaries is told about task changes that summaries derive from
 	// and serves error.dismiss; nil leaves that action unknown.
 	Summaries Summaries
-	Logger *slog.Logger
+	Logger    *slog.Logger
 	// Registerer receives the gateway's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	// Version and Features describe the server in boot responses.
