@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -255,10 +256,34 @@ type AgentError struct {
 
 // Error describes the error with its data, if any.
 func (e *AgentError) Error() string {
-	if e.Data != nil {
-		return fmt.Sprintf("agent error %d: %s: %v", e.Code, e.Message, e.Data)
+	if detail := dataText(e.Data); detail != "" {
+		return fmt.Sprintf("agent error %d: %s: %s", e.Code, e.Message, detail)
 	}
 	return fmt.Sprintf("agent error %d: %s", e.Code, e.Message)
+}
+
+// dataText renders an error's data for people: its "error" or "message"
+// text when it has one (agents commonly wrap the cause so), else compact
+// JSON.
+func dataText(data any) string {
+	if data == nil {
+		return ""
+	}
+	if m, ok := data.(map[string]any); ok {
+		for _, key := range []string{"error", "message"} {
+			if text, ok := m[key].(string); ok && len(m) == 1 {
+				return text
+			}
+		}
+	}
+	if text, ok := data.(string); ok {
+		return text
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Sprint(data)
+	}
+	return string(b)
 }
 
 func agentError(re *acp.RequestError) *AgentError {

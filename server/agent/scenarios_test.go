@@ -193,8 +193,11 @@ func TestErrorScenarioIsARecoverableAgentError(t *testing.T) {
 	e := MustStart(t, mockProfile(), rec)
 	_, err := e.Prompt(context.Background(), "/scenario error")
 	var ae *AgentError
-	if !errors.As(err, &ae) || ae.Code != -32603 || !strings.Contains(ae.Error(), "scripted recoverable error") {
+	if !errors.As(err, &ae) || ae.Code != -32603 {
 		t.Fatalf("err = %v, want AgentError -32603", err)
+	}
+	if want := "agent error -32603: Internal error: mock agent: scripted recoverable error"; ae.Error() != want {
+		t.Fatalf("error reads %q, want %q", ae.Error(), want)
 	}
 	if got := rec.text(EventText); got != "Something went wrong; you can retry." {
 		t.Fatalf("text = %q", got)
