@@ -50,7 +50,7 @@ func newConn(g *Gateway, ws *websocket.Conn, remote string) *conn {
 		ws:       ws,
 		id:       connSeq.Add(1),
 		remote:   remote,
-		out:      newOutbox(g.cfg.ControlCap, g.cfg.SemanticCap),
+		out:      newOutbox(g.cfg.ControlCap, g.cfg.SemanticCap, g.cfg.Allowance, g.cfg.MaxQueuedBytes),
 		ctx:      ctx,
 		cancel:   cancel,
 		inflight: make(chan struct{}, g.cfg.MaxInFlight),
@@ -77,6 +77,13 @@ func (c *conn) serve() {
 	c.g.feed.drop(c)
 	c.g.sessionFeed.drop(c)
 	c.out.close()
+	c.mu.Lock()
+	streams := c.sessions
+	c.sessions = map[string]*sessionStream{}
+	c.mu.Unlock()
+	for id, st := range streams {
+		c.logStream(id, st)
+	}
 }
 
 // readLoop reads frames until the connection fails or closes.
@@ -167,13 +174,10 @@ func (c *conn) closeWith(code websocket.StatusCode, msg, reason string) {
 	})
 }
 
-// send queues an encoded frame on a lane, closing the connection when the
-// lane overflows: a client that cannot keep up reconnects and reconciles
-// rather than silently missing a response or an ordered notification.
-func (c *conn) send(lane laneClass, frame []byte) {
-	if c.out.push(lane, frame) {
-		return
-	}
+// overflow closes the connection because a lane could not take a frame:
+// a client that cannot keep up reconnects and reconciles rather than
+// silently missing a response or an ordered notification.
+func (c *conn) overflow(lane laneClass) {
 	select {
 	case <-c.ctx.Done():
 		return // already ending; nothing to reconcile
@@ -210,7 +214,9 @@ func (c *conn) sendEnvelope(env shared.Envelope) {
 		c.g.log.Error("encode envelope", "action", env.Action, "err", err)
 		return
 	}
-	c.send(laneControl, frame)
+	if !c.out.pushControl(frame) {
+		c.overflow(laneControl)
+	}
 }
 
 // join subscribes the connection to a workspace feed; joining twice is

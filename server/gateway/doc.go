@@ -14,10 +14,31 @@
 //
 // # Lanes
 //
-// Each connection has an outbox of bounded lanes drained by one writer in
-// priority order: control (responses and errors), then semantic (ordered
-// notifications). A lane that overflows closes the connection with status
-// 1013 so the client reconnects and reconciles; nothing is dropped silently.
+// Each connection has an outbox (outbox.go) drained by one writer: control
+// frames (responses and errors) first, always; then, one frame per turn,
+// the workspace feed and every session with something queued, so one noisy
+// session never holds back another session, the feed or an answer.
+//
+// Session notifications keep one ordered queue per session. Semantic ones
+// (message added or deleted, a message's final state, state and activity
+// changes, turns, the queue) are barriers: nothing queued after them goes
+// first. Replaceable ones (session.message.updated while the message
+// streams) are keyed by message: a newer state replaces the queued one in
+// place when no barrier stands between them. Each session may queue at
+// most Config.Allowance replaceable frames; beyond that, or beyond the
+// connection's Config.MaxQueuedBytes, the session's own oldest replaceable
+// frame is evicted, never another session's and never a semantic frame.
+// Evictions lose only intermediate states: the final state of every
+// message is semantic.
+//
+// A full control lane, semantic bound (Config.SemanticCap, counted over
+// the feed and all sessions) or byte bound closes the connection with
+// status 1013, so the client reconnects and reconciles; nothing ordered is
+// dropped silently. Every write has a deadline (Config.WriteTimeout): a
+// client that stops reading is closed when it passes, and its queues are
+// freed. Metrics count queued frames by class, replacements, evictions
+// and closes by reason; each session stream logs its replacements and
+// evictions when it closes on a connection.
 //
 // # Goroutines
 //

@@ -61,6 +61,12 @@ type Config struct {
 	MaxInFlight int
 	// ControlCap and SemanticCap bound the outbound lanes per connection.
 	ControlCap, SemanticCap int
+	// Allowance bounds the replaceable notifications one session may have
+	// queued on a connection (default 8).
+	Allowance int
+	// MaxQueuedBytes bounds a connection's queued notification bytes
+	// (default 16 MiB).
+	MaxQueuedBytes int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -103,6 +109,12 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.ControlCap <= 0 {
 		cfg.ControlCap = defaultControlCap
+	}
+	if cfg.Allowance <= 0 {
+		cfg.Allowance = defaultAllowance
+	}
+	if cfg.MaxQueuedBytes <= 0 {
+		cfg.MaxQueuedBytes = defaultQueuedBytes
 	}
 	if cfg.SemanticCap <= 0 {
 		cfg.SemanticCap = defaultSemanticCap
@@ -235,7 +247,9 @@ func (g *Gateway) publishWorkspace(workspaceID, action string, payload any) {
 	}
 	subs := g.feed.subscribers(workspaceID)
 	for _, c := range subs {
-		c.send(laneSemantic, frame)
+		if !c.out.pushFeed(frame) {
+			c.overflow(laneSemantic)
+		}
 	}
 	g.metrics.notifications.WithLabelValues(action).Add(float64(len(subs)))
 }

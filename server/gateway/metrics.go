@@ -15,6 +15,9 @@ type metrics struct {
 	duration      *prometheus.HistogramVec // action
 	notifications *prometheus.CounterVec   // action
 	closes        *prometheus.CounterVec   // reason
+	queued        *prometheus.CounterVec   // queue class
+	replaced      prometheus.Counter
+	evicted       prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -40,11 +43,23 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "herd_ws_closes_total",
 			Help: "Connections ended, by reason.",
 		}, []string{"reason"}),
+		queued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herd_ws_session_frames_queued_total",
+			Help: "Session notifications queued to connections, by queue class (semantic, replaceable).",
+		}, []string{"class"}),
+		replaced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herd_ws_replaced_total",
+			Help: "Queued intermediate message states replaced in place by a newer state.",
+		}),
+		evicted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herd_ws_evicted_total",
+			Help: "Queued intermediate message states dropped to keep a session within its allowance or a connection within its byte bound.",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.connections, m.requests, m.duration, m.notifications, m.closes} {
+	for _, c := range []prometheus.Collector{m.connections, m.requests, m.duration, m.notifications, m.closes, m.queued, m.replaced, m.evicted} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {

@@ -2,77 +2,307 @@ package gateway
 
 import "sync"
 
-// Lane capacities. The control lane holds responses and errors; it is sized
+// Outbox bounds. The control lane holds responses and errors; it is sized
 // well above the per-connection in-flight request limit, so it fills only
-// when a client stops reading. The semantic lane holds ordered notifications.
+// when a client stops reading. The semantic bound counts ordered
+// notifications over the feed and every session. The allowance bounds the
+// replaceable entries one session may have queued, and the byte bound all
+// queued notification bytes of a connection.
 const (
 	defaultControlCap  = 256
 	defaultSemanticCap = 1024
+	defaultAllowance   = 8
+	defaultQueuedBytes = 16 << 20
 )
 
-// laneClass names an outbound queue in metrics and close reasons.
+// laneClass names an outbound queue class in metrics and close reasons.
 type laneClass string
 
 const (
-	laneControl  laneClass = "control"
-	laneSemantic laneClass = "semantic"
+	laneControl     laneClass = "control"
+	laneSemantic    laneClass = "semantic"
+	laneReplaceable laneClass = "replaceable"
 )
 
-// outbox is one connection's set of bounded outbound queues, drained by the
-// connection's single writer goroutine in priority order: control first,
-// then semantic. Producers never block: a full lane reports overflow, and
-// the connection is closed (overflow policy "close the peer"), because a
-// dropped response or ordered notification would leave the client wrong.
+// pushResult says what a push did.
+type pushResult struct {
+	// ok is false when the frame could not be queued: the caller closes
+	// the connection.
+	ok bool
+	// replaced is set when a replaceable frame took the place of a queued
+	// one with the same key.
+	replaced bool
+	// evicted counts the session's own older replaceable entries dropped
+	// to keep within its allowance or the byte bound (the new entry itself
+	// when nothing else could go).
+	evicted int
+}
+
+// entry is a queued notification of a session. key is the message id of a
+// replaceable entry and empty for a semantic one, which is a barrier:
+// nothing queued after it is delivered before it.
+type entry struct {
+	frame []byte
+	key   string
+}
+
+// sessionQueue is one session's ordered notifications.
+type sessionQueue struct {
+	entries     []entry
+	replaceable int // entries with a key
+}
+
+// outbox is one connection's bounded outbound queues, drained by the
+// connection's single writer goroutine: control first; then, one frame at
+// a time in turn, the workspace feed and each session with something
+// queued, so a noisy session never holds back another or the feed.
+//
+// Overflow policies: a full control lane, semantic bound or byte bound on
+// a semantic frame reports failure and the connection is closed (a dropped
+// response or ordered notification would leave the client wrong). A
+// replaceable frame (an intermediate state of a streaming message) replaces
+// the queued one of the same message after the session's last barrier, in
+// place; over the session's allowance or the byte bound it evicts that
+// session's own oldest replaceable entries, never another session's and
+// never a semantic frame. A message's final state is always semantic, so
+// eviction loses only intermediate states.
 type outbox struct {
 	wake chan struct{} // capacity 1: signals the writer that work is queued
 
-	mu          sync.Mutex // guards the fields below
-	control     [][]byte
-	semantic    [][]byte
-	controlCap  int
-	semanticCap int
-	closed      bool
+	controlCap, semanticCap, allowance, maxBytes int
+
+	mu       sync.Mutex // guards the fields below
+	control  [][]byte
+	feed     [][]byte
+	sessions map[string]*sessionQueue
+	// turn lists the sessions with queued entries, and "" for the feed
+	// when it has some, in serving order; cursor is the next to serve.
+	turn     []string
+	cursor   int
+	semantic int // queued semantic entries, feed included
+	bytes    int // queued notification bytes
+	closed   bool
 }
 
-func newOutbox(controlCap, semanticCap int) *outbox {
+func newOutbox(controlCap, semanticCap, allowance, maxBytes int) *outbox {
 	return &outbox{
-		wake:        make(chan struct{}, 1),
-		controlCap:  controlCap,
-		semanticCap: semanticCap,
+		wake:       make(chan struct{}, 1),
+		controlCap: controlCap, semanticCap: semanticCap, allowance: allowance, maxBytes: maxBytes,
+		sessions: make(map[string]*sessionQueue),
 	}
 }
 
-// push appends an encoded frame to a lane. It reports false when the lane is
-// full or the outbox is closed; the caller then closes the connection.
-func (o *outbox) push(lane laneClass, frame []byte) bool {
-	o.mu.Lock()
-	if o.closed {
-		o.mu.Unlock()
-		return false
-	}
-	switch lane {
-	case laneControl:
-		if len(o.control) >= o.controlCap {
-			o.mu.Unlock()
-			return false
-		}
-		o.control = append(o.control, frame)
-	default:
-		if len(o.semantic) >= o.semanticCap {
-			o.mu.Unlock()
-			return false
-		}
-		o.semantic = append(o.semantic, frame)
-	}
-	o.mu.Unlock()
+// signal wakes the writer without blocking.
+func (o *outbox) signal() {
 	select {
 	case o.wake <- struct{}{}:
 	default:
 	}
-	return true
 }
 
-// next removes and returns the highest-priority queued frame.
+// pushControl queues a response or error. It reports false when the lane is
+// full or the outbox closed.
+func (o *outbox) pushControl(frame []byte) bool {
+	o.mu.Lock()
+	ok := !o.closed && len(o.control) < o.controlCap
+	if ok {
+		o.control = append(o.control, frame)
+	}
+	o.mu.Unlock()
+	if ok {
+		o.signal()
+	}
+	return ok
+}
+
+// pushFeed queues a workspace feed notification (semantic).
+func (o *outbox) pushFeed(frame []byte) bool {
+	o.mu.Lock()
+	ok := !o.closed && o.semantic < o.semanticCap && o.bytes+len(frame) <= o.maxBytes
+	if ok {
+		if len(o.feed) == 0 {
+			o.turn = append(o.turn, "")
+		}
+		o.feed = append(o.feed, frame)
+		o.semantic++
+		o.bytes += len(frame)
+	}
+	o.mu.Unlock()
+	if ok {
+		o.signal()
+	}
+	return ok
+}
+
+// pushSession queues a notification of a session: a semantic one (key
+// empty) behind everything the session has queued, or a replaceable one
+// keyed by its message id (see outbox).
+func (o *outbox) pushSession(sessionID, key string, frame []byte) pushResult {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return pushResult{}
+	}
+	// A session is in sessions and turn exactly while it has entries.
+	q := o.sessions[sessionID]
+	if q == nil {
+		q = &sessionQueue{}
+	}
+	var res pushResult
+	if key == "" {
+		if o.semantic >= o.semanticCap || o.bytes+len(frame) > o.maxBytes {
+			return pushResult{}
+		}
+		o.semantic++
+	} else {
+		res.ok = true
+		if i := q.replaceableAfterBarrier(key); i >= 0 {
+			old := q.entries[i].frame
+			q.entries[i].frame = nil // not counted while making room
+			o.bytes -= len(old)
+			res.evicted += o.makeRoom(q, len(frame), 0)
+			if o.bytes+len(frame) > o.maxBytes {
+				o.removeEntry(q, q.replacing(key)) // the new state goes too
+				res.evicted++
+				o.dropIfEmpty(sessionID, q)
+				return res
+			}
+			q.entries[q.replacing(key)].frame = frame
+			o.bytes += len(frame)
+			res.replaced = true
+			o.signal()
+			return res
+		}
+		res.evicted += o.makeRoom(q, len(frame), 1)
+		if o.bytes+len(frame) > o.maxBytes {
+			res.evicted++ // nothing of this session left to give way: the new state goes
+			o.dropIfEmpty(sessionID, q)
+			return res
+		}
+		q.replaceable++
+	}
+	if len(q.entries) == 0 {
+		o.sessions[sessionID] = q
+		o.turn = append(o.turn, sessionID)
+	}
+	q.entries = append(q.entries, entry{frame: frame, key: key})
+	o.bytes += len(frame)
+	res.ok = true
+	o.signal()
+	return res
+}
+
+// makeRoom evicts the session's oldest replaceable entries (other than one
+// whose frame is cleared, being replaced) until one more entry fits its
+// allowance (adding is 1) and size more bytes fit the byte bound, or it
+// has none left. It returns how many it evicted.
+func (o *outbox) makeRoom(q *sessionQueue, size, adding int) int {
+	evicted := 0
+	for {
+		over := q.replaceable+adding > o.allowance || o.bytes+size > o.maxBytes
+		i := q.oldestReplaceable()
+		if !over || i < 0 {
+			return evicted
+		}
+		o.removeEntry(q, i)
+		evicted++
+	}
+}
+
+// oldestReplaceable returns the index of the session's oldest replaceable
+// entry that is not being replaced, or -1.
+func (q *sessionQueue) oldestReplaceable() int {
+	for i, e := range q.entries {
+		if e.key != "" && e.frame != nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// replacing returns the index of the entry with key whose frame is being
+// replaced (cleared).
+func (q *sessionQueue) replacing(key string) int {
+	for i, e := range q.entries {
+		if e.key == key && e.frame == nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// removeEntry takes entry i out of the session's queue.
+func (o *outbox) removeEntry(q *sessionQueue, i int) {
+	e := q.entries[i]
+	o.bytes -= len(e.frame)
+	if e.key == "" {
+		o.semantic--
+	} else {
+		q.replaceable--
+	}
+	q.entries = append(q.entries[:i], q.entries[i+1:]...)
+}
+
+// replaceableAfterBarrier returns the index of the replaceable entry with
+// key queued after the session's last semantic entry, or -1.
+func (q *sessionQueue) replaceableAfterBarrier(key string) int {
+	for i := len(q.entries) - 1; i >= 0; i-- {
+		switch q.entries[i].key {
+		case "":
+			return -1
+		case key:
+			return i
+		}
+	}
+	return -1
+}
+
+// dropIfEmpty forgets a session queue that eviction emptied.
+func (o *outbox) dropIfEmpty(sessionID string, q *sessionQueue) {
+	if len(q.entries) > 0 || o.sessions[sessionID] != q {
+		return
+	}
+	delete(o.sessions, sessionID)
+	o.removeTurn(sessionID)
+}
+
+// removeTurn takes id out of the serving order.
+func (o *outbox) removeTurn(id string) {
+	for i, t := range o.turn {
+		if t == id {
+			o.turn = append(o.turn[:i], o.turn[i+1:]...)
+			if o.cursor > i {
+				o.cursor--
+			}
+			break
+		}
+	}
+	if o.cursor >= len(o.turn) {
+		o.cursor = 0
+	}
+}
+
+// dropSession discards what a session has queued (the connection closed
+// it).
+func (o *outbox) dropSession(sessionID string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.sessions[sessionID]
+	if q == nil {
+		return
+	}
+	for _, e := range q.entries {
+		o.bytes -= len(e.frame)
+		if e.key == "" {
+			o.semantic--
+		}
+	}
+	delete(o.sessions, sessionID)
+	o.removeTurn(sessionID)
+}
+
+// next removes and returns the frame to write next: a control frame, or
+// the head of the feed or session whose turn it is.
 func (o *outbox) next() ([]byte, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -82,20 +312,60 @@ func (o *outbox) next() ([]byte, bool) {
 		o.control = o.control[1:]
 		return f, true
 	}
-	if len(o.semantic) > 0 {
-		f := o.semantic[0]
-		o.semantic[0] = nil
-		o.semantic = o.semantic[1:]
-		return f, true
+	if len(o.turn) == 0 {
+		return nil, false
 	}
-	return nil, false
+	id := o.turn[o.cursor]
+	var f []byte
+	empty := false
+	if id == "" {
+		f = o.feed[0]
+		o.feed[0] = nil
+		o.feed = o.feed[1:]
+		o.semantic--
+		empty = len(o.feed) == 0
+	} else {
+		q := o.sessions[id]
+		e := q.entries[0]
+		q.entries[0] = entry{}
+		q.entries = q.entries[1:]
+		f = e.frame
+		if e.key == "" {
+			o.semantic--
+		} else {
+			q.replaceable--
+		}
+		empty = len(q.entries) == 0
+		if empty {
+			delete(o.sessions, id)
+		}
+	}
+	o.bytes -= len(f)
+	if empty {
+		o.removeTurn(id)
+	} else {
+		o.cursor = (o.cursor + 1) % len(o.turn)
+	}
+	return f, true
+}
+
+// queued reports the queued notifications and their bytes (for tests and
+// metrics).
+func (o *outbox) queued() (frames, bytes int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	frames = len(o.control) + len(o.feed)
+	for _, q := range o.sessions {
+		frames += len(q.entries)
+	}
+	return frames, o.bytes
 }
 
 // close empties the outbox and refuses further frames, freeing its memory.
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
-	o.control = nil
-	o.semantic = nil
+	o.control, o.feed, o.sessions, o.turn = nil, nil, nil, nil
+	o.semantic, o.bytes, o.cursor = 0, 0, 0
 	o.mu.Unlock()
 }

@@ -15,6 +15,11 @@ type sessionStream struct {
 	// seq numbers the semantic frames sent for the session since the
 	// connection (re)subscribed; the snapshot is 0.
 	seq uint64
+	// replaced and evicted count the session's replaceable frames that a
+	// newer state replaced in the queue, and that were dropped to keep the
+	// session within its allowance; they are logged when the session
+	// closes on the connection.
+	replaced, evicted int
 }
 
 // joinSession opens a session on the connection. It reports false when
@@ -34,26 +39,42 @@ func (c *conn) joinSession(sessionID string) (bool, error) {
 	return joined, nil
 }
 
-// leaveSession closes a session on the connection.
+// leaveSession closes a session on the connection and discards what it
+// had queued.
 func (c *conn) leaveSession(sessionID string) {
 	c.g.sessionFeed.leave(sessionID, c)
 	c.mu.Lock()
+	st := c.sessions[sessionID]
 	delete(c.sessions, sessionID)
+	c.out.dropSession(sessionID)
 	c.mu.Unlock()
+	if st != nil {
+		c.logStream(sessionID, st)
+	}
+}
+
+// logStream records a session stream's replacements and evictions, if
+// any, when it closes on the connection. No transcript content is logged.
+func (c *conn) logStream(sessionID string, st *sessionStream) {
+	if st.replaced == 0 && st.evicted == 0 {
+		return
+	}
+	c.g.log.Info("session stream closed", "conn", c.id, "remote", c.remote, "session", sessionID,
+		"replaced", st.replaced, "evicted", st.evicted)
 }
 
 // sendSession queues a session notification with this connection's next
-// seq for the session (semantic frames) or the current one (replaceable
-// frames). Numbering and queueing happen under one lock so seq order is
-// queue order.
-func (c *conn) sendSession(sessionID, action string, payload json.RawMessage, replaceable bool) {
+// seq for the session (semantic frames, key empty) or the current one
+// (replaceable frames, keyed by message id). Numbering and queueing happen
+// under one lock so seq order is queue order.
+func (c *conn) sendSession(sessionID, action, key string, payload json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, ok := c.sessions[sessionID]
 	if !ok {
 		return // unsubscribed meanwhile
 	}
-	if !replaceable {
+	if key == "" {
 		st.seq++
 	}
 	frame, err := json.Marshal(shared.Envelope{
@@ -63,22 +84,45 @@ func (c *conn) sendSession(sessionID, action string, payload json.RawMessage, re
 		c.g.log.Error("encode session notification", "action", action, "err", err)
 		return
 	}
-	c.send(laneSemantic, frame)
+	res := c.out.pushSession(sessionID, key, frame)
+	switch {
+	case !res.ok:
+		c.overflow(laneSemantic)
+		return
+	case key == "":
+		c.g.metrics.queued.WithLabelValues(string(laneSemantic)).Inc()
+		return
+	}
+	c.g.metrics.queued.WithLabelValues(string(laneReplaceable)).Inc()
+	if res.replaced {
+		st.replaced++
+		c.g.metrics.replaced.Inc()
+	}
+	if res.evicted > 0 {
+		st.evicted += res.evicted
+		c.g.metrics.evicted.Add(float64(res.evicted))
+	}
 }
 
 // PublishSession sends a notification to every connection that has the
-// session open. Replaceable notifications (intermediate states of a
-// streaming message) carry the seq of the last semantic frame. Call it
-// only after the change it reports has committed.
+// session open. A replaceable notification (an intermediate state of a
+// streaming message, whose payload is the shared.Message) may be replaced
+// in a connection's queue by a newer state of the same message, or
+// evicted; it carries the seq of the last semantic frame. Call it only
+// after the change it reports has committed.
 func (g *Gateway) PublishSession(sessionID, action string, payload any, replaceable bool) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		g.log.Error("encode session notification", "action", action, "err", err)
 		return
 	}
+	key := ""
+	if m, ok := payload.(shared.Message); ok && replaceable && m.ID != "" {
+		key = m.ID
+	}
 	subs := g.sessionFeed.subscribers(sessionID)
 	for _, c := range subs {
-		c.sendSession(sessionID, action, raw, replaceable)
+		c.sendSession(sessionID, action, key, raw)
 	}
 	g.metrics.notifications.WithLabelValues(action).Add(float64(len(subs)))
 }
