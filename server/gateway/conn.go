@@ -129,6 +129,7 @@ func (c *conn) noteReadEnd(err error) {
 // writeLoop drains the outbox until the connection ends or a close is
 // requested, bounding every write with the write timeout.
 func (c *conn) writeLoop() {
+	book := newStreamBook()
 	for {
 		select {
 		case <-c.closeReq:
@@ -145,12 +146,17 @@ func (c *conn) writeLoop() {
 				return
 			default:
 			}
-			frame, ok := c.out.next()
+			e, ok := c.out.next()
 			if !ok {
 				break
 			}
+			frame, err := book.frame(e)
+			if err != nil {
+				c.g.log.Error("encode session notification", "conn", c.id, "err", err)
+				continue
+			}
 			ctx, cancel := context.WithTimeout(c.ctx, c.g.cfg.WriteTimeout)
-			err := c.ws.Write(ctx, websocket.MessageText, frame)
+			err = c.ws.Write(ctx, websocket.MessageText, frame)
 			cancel()
 			if err != nil {
 				c.closeOnce.Do(func() {

@@ -13,6 +13,9 @@ const (
 	defaultSemanticCap = 1024
 	defaultAllowance   = 8
 	defaultQueuedBytes = 16 << 20
+	// messageOverhead is what a replaceable message state counts beyond
+	// its content: its envelope and other fields.
+	messageOverhead = 512
 )
 
 // laneClass names an outbound queue class in metrics and close reasons.
@@ -38,12 +41,26 @@ type pushResult struct {
 	evicted int
 }
 
-// entry is a queued notification of a session. key is the message id of a
+// entry is a queued frame. For a session, key is the message id of a
 // replaceable entry and empty for a semantic one, which is a barrier:
-// nothing queued after it is delivered before it.
+// nothing queued after it is delivered before it. A replaceable entry has
+// no frame yet: the writer encodes its message (see streamBook); a
+// semantic entry carrying a message keeps it too, for the writer's
+// record.
 type entry struct {
 	frame []byte
 	key   string
+	msg   *messageFrame
+	// replacing marks the entry a newer state is about to replace.
+	replacing bool
+}
+
+// size is what the entry counts against the byte bound.
+func (e entry) size() int {
+	if e.frame == nil && e.msg != nil {
+		return len(e.msg.msg.Content) + messageOverhead
+	}
+	return len(e.frame)
 }
 
 // sessionQueue is one session's ordered notifications.
@@ -137,7 +154,8 @@ func (o *outbox) pushFeed(frame []byte) bool {
 // pushSession queues a notification of a session: a semantic one (key
 // empty) behind everything the session has queued, or a replaceable one
 // keyed by its message id (see outbox).
-func (o *outbox) pushSession(sessionID, key string, frame []byte) pushResult {
+func (o *outbox) pushSession(sessionID string, e entry) pushResult {
+	key, size := e.key, e.size()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
@@ -150,31 +168,32 @@ func (o *outbox) pushSession(sessionID, key string, frame []byte) pushResult {
 	}
 	var res pushResult
 	if key == "" {
-		if o.semantic >= o.semanticCap || o.bytes+len(frame) > o.maxBytes {
+		if o.semantic >= o.semanticCap || o.bytes+size > o.maxBytes {
 			return pushResult{}
 		}
 		o.semantic++
 	} else {
 		res.ok = true
 		if i := q.replaceableAfterBarrier(key); i >= 0 {
-			old := q.entries[i].frame
-			q.entries[i].frame = nil // not counted while making room
-			o.bytes -= len(old)
-			res.evicted += o.makeRoom(q, len(frame), 0)
-			if o.bytes+len(frame) > o.maxBytes {
-				o.removeEntry(q, q.replacing(key)) // the new state goes too
+			o.bytes -= q.entries[i].size()
+			q.entries[i].replacing = true // not counted while making room
+			res.evicted += o.makeRoom(q, size, 0)
+			j := q.replacing()
+			if o.bytes+size > o.maxBytes {
+				o.bytes += q.entries[j].size() // removeEntry takes it off again
+				o.removeEntry(q, j)            // the new state goes too
 				res.evicted++
 				o.dropIfEmpty(sessionID, q)
 				return res
 			}
-			q.entries[q.replacing(key)].frame = frame
-			o.bytes += len(frame)
+			q.entries[j] = e
+			o.bytes += size
 			res.replaced = true
 			o.signal()
 			return res
 		}
-		res.evicted += o.makeRoom(q, len(frame), 1)
-		if o.bytes+len(frame) > o.maxBytes {
+		res.evicted += o.makeRoom(q, size, 1)
+		if o.bytes+size > o.maxBytes {
 			res.evicted++ // nothing of this session left to give way: the new state goes
 			o.dropIfEmpty(sessionID, q)
 			return res
@@ -185,15 +204,15 @@ func (o *outbox) pushSession(sessionID, key string, frame []byte) pushResult {
 		o.sessions[sessionID] = q
 		o.turn = append(o.turn, sessionID)
 	}
-	q.entries = append(q.entries, entry{frame: frame, key: key})
-	o.bytes += len(frame)
+	q.entries = append(q.entries, e)
+	o.bytes += size
 	res.ok = true
 	o.signal()
 	return res
 }
 
-// makeRoom evicts the session's oldest replaceable entries (other than one
-// whose frame is cleared, being replaced) until one more entry fits its
+// makeRoom evicts the session's oldest replaceable entries (other than the
+// one being replaced) until one more entry fits its
 // allowance (adding is 1) and size more bytes fit the byte bound, or it
 // has none left. It returns how many it evicted.
 func (o *outbox) makeRoom(q *sessionQueue, size, adding int) int {
@@ -213,18 +232,17 @@ func (o *outbox) makeRoom(q *sessionQueue, size, adding int) int {
 // entry that is not being replaced, or -1.
 func (q *sessionQueue) oldestReplaceable() int {
 	for i, e := range q.entries {
-		if e.key != "" && e.frame != nil {
+		if e.key != "" && !e.replacing {
 			return i
 		}
 	}
 	return -1
 }
 
-// replacing returns the index of the entry with key whose frame is being
-// replaced (cleared).
-func (q *sessionQueue) replacing(key string) int {
+// replacing returns the index of the entry being replaced.
+func (q *sessionQueue) replacing() int {
 	for i, e := range q.entries {
-		if e.key == key && e.frame == nil {
+		if e.replacing {
 			return i
 		}
 	}
@@ -234,7 +252,7 @@ func (q *sessionQueue) replacing(key string) int {
 // removeEntry takes entry i out of the session's queue.
 func (o *outbox) removeEntry(q *sessionQueue, i int) {
 	e := q.entries[i]
-	o.bytes -= len(e.frame)
+	o.bytes -= e.size()
 	if e.key == "" {
 		o.semantic--
 	} else {
@@ -292,7 +310,7 @@ func (o *outbox) dropSession(sessionID string) {
 		return
 	}
 	for _, e := range q.entries {
-		o.bytes -= len(e.frame)
+		o.bytes -= e.size()
 		if e.key == "" {
 			o.semantic--
 		}
@@ -301,35 +319,34 @@ func (o *outbox) dropSession(sessionID string) {
 	o.removeTurn(sessionID)
 }
 
-// next removes and returns the frame to write next: a control frame, or
+// next removes and returns the entry to write next: a control frame, or
 // the head of the feed or session whose turn it is.
-func (o *outbox) next() ([]byte, bool) {
+func (o *outbox) next() (entry, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.control) > 0 {
 		f := o.control[0]
 		o.control[0] = nil
 		o.control = o.control[1:]
-		return f, true
+		return entry{frame: f}, true
 	}
 	if len(o.turn) == 0 {
-		return nil, false
+		return entry{}, false
 	}
 	id := o.turn[o.cursor]
-	var f []byte
+	var e entry
 	empty := false
 	if id == "" {
-		f = o.feed[0]
+		e.frame = o.feed[0]
 		o.feed[0] = nil
 		o.feed = o.feed[1:]
 		o.semantic--
 		empty = len(o.feed) == 0
 	} else {
 		q := o.sessions[id]
-		e := q.entries[0]
+		e = q.entries[0]
 		q.entries[0] = entry{}
 		q.entries = q.entries[1:]
-		f = e.frame
 		if e.key == "" {
 			o.semantic--
 		} else {
@@ -340,13 +357,13 @@ func (o *outbox) next() ([]byte, bool) {
 			delete(o.sessions, id)
 		}
 	}
-	o.bytes -= len(f)
+	o.bytes -= e.size()
 	if empty {
 		o.removeTurn(id)
 	} else {
 		o.cursor = (o.cursor + 1) % len(o.turn)
 	}
-	return f, true
+	return e, true
 }
 
 // queued reports the queued notifications and their bytes (for tests and

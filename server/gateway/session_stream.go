@@ -2,9 +2,13 @@ package gateway
 
 import (
 	"encoding/json"
+	"sync/atomic"
 
 	"github.com/herd-dev/herd/shared"
 )
+
+// streamSeq numbers session subscriptions across connections.
+var streamSeq atomic.Uint64
 
 // maxSessionSubscriptions bounds how many sessions one connection may have
 // open in detail at once.
@@ -15,6 +19,9 @@ type sessionStream struct {
 	// seq numbers the semantic frames sent for the session since the
 	// connection (re)subscribed; the snapshot is 0.
 	seq uint64
+	// id identifies this subscription, so the writer's record of what it
+	// sent starts over with each (see streamBook).
+	id uint64
 	// replaced and evicted count the session's replaceable frames that a
 	// newer state replaced in the queue, and that were dropped to keep the
 	// session within its allowance; they are logged when the session
@@ -33,7 +40,7 @@ func (c *conn) joinSession(sessionID string) (bool, error) {
 	}
 	if joined {
 		c.mu.Lock()
-		c.sessions[sessionID] = &sessionStream{}
+		c.sessions[sessionID] = &sessionStream{id: streamSeq.Add(1)}
 		c.mu.Unlock()
 	}
 	return joined, nil
@@ -64,27 +71,38 @@ func (c *conn) logStream(sessionID string, st *sessionStream) {
 }
 
 // sendSession queues a session notification with this connection's next
-// seq for the session (semantic frames, key empty) or the current one
-// (replaceable frames, keyed by message id). Numbering and queueing happen
-// under one lock so seq order is queue order.
-func (c *conn) sendSession(sessionID, action, key string, payload json.RawMessage) {
+// seq for the session (semantic frames) or the current one (replaceable
+// frames: an intermediate state of msg, keyed by its id and encoded by the
+// writer). msg is the message the payload holds, if it is one. Numbering
+// and queueing happen under one lock so seq order is queue order.
+func (c *conn) sendSession(sessionID, action string, payload json.RawMessage, msg *shared.Message, replaceable bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, ok := c.sessions[sessionID]
 	if !ok {
 		return // unsubscribed meanwhile
 	}
-	if key == "" {
+	now := c.g.cfg.Now().UTC()
+	var e entry
+	if msg != nil {
+		e.msg = &messageFrame{session: sessionID, stream: st.id, action: action, ts: now, msg: *msg}
+	}
+	if replaceable && msg != nil {
+		e.key = msg.ID
+		e.msg.seq = st.seq
+	} else {
 		st.seq++
+		frame, err := json.Marshal(shared.Envelope{
+			Type: shared.TypeNotification, Action: action, Payload: payload, Seq: st.seq, TS: now,
+		})
+		if err != nil {
+			c.g.log.Error("encode session notification", "action", action, "err", err)
+			return
+		}
+		e.frame = frame
 	}
-	frame, err := json.Marshal(shared.Envelope{
-		Type: shared.TypeNotification, Action: action, Payload: payload, Seq: st.seq, TS: c.g.cfg.Now().UTC(),
-	})
-	if err != nil {
-		c.g.log.Error("encode session notification", "action", action, "err", err)
-		return
-	}
-	res := c.out.pushSession(sessionID, key, frame)
+	key := e.key
+	res := c.out.pushSession(sessionID, e)
 	switch {
 	case !res.ok:
 		c.overflow(laneSemantic)
@@ -116,13 +134,13 @@ func (g *Gateway) PublishSession(sessionID, action string, payload any, replacea
 		g.log.Error("encode session notification", "action", action, "err", err)
 		return
 	}
-	key := ""
-	if m, ok := payload.(shared.Message); ok && replaceable && m.ID != "" {
-		key = m.ID
+	var msg *shared.Message
+	if m, ok := payload.(shared.Message); ok && m.ID != "" {
+		msg = &m
 	}
 	subs := g.sessionFeed.subscribers(sessionID)
 	for _, c := range subs {
-		c.sendSession(sessionID, action, key, raw)
+		c.sendSession(sessionID, action, raw, msg, replaceable)
 	}
 	g.metrics.notifications.WithLabelValues(action).Add(float64(len(subs)))
 }
