@@ -9,7 +9,7 @@ BIN     := bin/herd
 # Sources the web app is built from; app.wasm is rebuilt when one changes.
 WASM_SRC := $(shell find app shared cmd/wasm -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: run build wasm test lint fuzz bench clean
+.PHONY: run build wasm test lint fuzz bench bench-load clean
 
 ## run: build the web app and the server, then serve on 127.0.0.1:8080 with a demo workspace
 run: build
@@ -50,6 +50,15 @@ fuzz:
 ## bench: benchmarks (figures are recorded in docs/benchmarks.md)
 bench: wasm
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bench-load: the load harness: a real server, mock agents and WebSocket
+## clients on loopback; prints one JSON report (also written to
+## artifacts/bench-load.json) with progress on stderr; about 3 minutes on
+## 2 cores. BENCH_FLAGS passes flags to `herd bench` (see herd bench -h).
+BENCH_FLAGS ?=
+bench-load: build
+	@mkdir -p artifacts
+	./$(BIN) bench -out artifacts/bench-load.json $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin $(WASM) $(WASM).gz $(WASM).br

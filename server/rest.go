@@ -121,13 +121,17 @@ func (p profileCatalog) definition(wire shared.AgentProfile) agent.Profile {
 	return agent.Profile{ID: wire.ID, Name: wire.Name, Provider: wire.Provider, Command: wire.Command, Args: wire.Args}
 }
 
-// slogLevelFor keeps probes and asset requests out of the info log.
+// slogLevelFor keeps probes and asset requests out of the info log; a
+// probe answering 503 while the server starts is expected, not an error.
 func slogLevelFor(path string, status int) slog.Level {
 	switch {
+	case path == "/healthz" || path == "/readyz" || path == "/metrics" || strings.HasPrefix(path, "/web/"):
+		if status >= 500 && path != "/readyz" {
+			return slog.LevelError
+		}
+		return slog.LevelDebug
 	case status >= 500:
 		return slog.LevelError
-	case path == "/healthz" || path == "/readyz" || path == "/metrics" || strings.HasPrefix(path, "/web/"):
-		return slog.LevelDebug
 	default:
 		return slog.LevelInfo
 	}

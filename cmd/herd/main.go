@@ -5,6 +5,7 @@
 // Usage:
 //
 //	herd serve [flags]   run the server (see herd serve -h)
+//	herd bench [flags]   load-test a local server; prints a JSON report
 //	herd version         print the version
 package main
 
@@ -43,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stderr)
+	case "bench":
+		return bench(ctx, args[1:], stdout, stderr)
 	case "mock-agent":
 		return mockAgent(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "version", "--version", "-version":
@@ -62,6 +65,7 @@ func usage(w io.Writer) {
 
 Usage:
   herd serve [flags]   run the server and web app (herd serve -h lists flags)
+  herd bench [flags]   drive a local server under load, print a JSON report (herd bench -h)
   herd mock-agent      run the scripted ACP agent on stdio (--slow-start MS)
   herd version         print the version
 `)

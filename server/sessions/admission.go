@@ -191,6 +191,10 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	case !r.m.tr.Current(claim):
 		// Handed off: the successor owns the foreground and settles the
 		// session; this late result changes nothing else.
+	case ctx.Err() != nil:
+		// Shutting down: the turn did not fail, it was interrupted, and
+		// start-up recovery settles the session.
+		return
 	default:
 		if promptErr != nil {
 			r.recordError(ctx, promptErr)

@@ -158,11 +158,13 @@ func (gitObservationRow) TableName() string { return "git_observations" }
 // once. It takes seven queries per 10,000 tasks whatever their sessions,
 // messages, repositories and pull requests.
 //
-// Each task's summary row is read before its source rows, and through the
-// writer, so that a caller that derives a summary from them and stores it
-// with WriteSummary(…, Revision, …) cannot replace a summary derived from
-// newer sources: a writer that read newer sources read the revision no
-// earlier, and its write bumped the revision this caller expects.
+// Each task's summary row is read before its source rows, so that a caller
+// that derives a summary from them and stores it with
+// WriteSummary(…, Revision, …) cannot replace a summary derived from newer
+// sources: a writer that read newer sources read the revision no earlier,
+// and its write bumped the revision this caller expects. Every statement
+// sees what was committed before it began, so the reads go through the
+// reader pool and never queue behind the single SQLite writer.
 func (s *Store) SummarySources(ctx context.Context, taskIDs []string) ([]SummarySource, error) {
 	ids := unique(taskIDs)
 	out := make([]SummarySource, 0, len(ids))
@@ -179,7 +181,7 @@ func (s *Store) SummarySources(ctx context.Context, taskIDs []string) ([]Summary
 
 // summarySources reads the sources of at most maxIDsPerQuery distinct tasks.
 func (s *Store) summarySources(ctx context.Context, ids []string) ([]SummarySource, error) {
-	db := s.write.WithContext(ctx)
+	db := s.read.WithContext(ctx)
 	srcs, index, err := loadSummaryRows(db, ids)
 	if err != nil || len(srcs) == 0 {
 		return srcs, err
