@@ -12,7 +12,7 @@ var streamSeq atomic.Uint64
 
 // maxSessionSubscriptions bounds how many sessions one connection may have
 // open in detail at once.
-const maxSessionSubscriptions = 32
+const maxSessionSubscriptions = 64
 
 // sessionStream is one connection's view of one subscribed session.
 type sessionStream struct {
