@@ -65,20 +65,16 @@ func TestBackgroundSubagentsReachTaskRowsThroughTheFeedOnly(t *testing.T) {
 	task, session := newTaskSession(t, owner)
 	feed := follower(t, srv, task["workspace_id"])
 
-	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "bg-1", "content": "/scenario background 2 400"})
-	running := awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["foreground_activity"] == "generating" })
-	assert.Equal(t, "RUNNING", running["primary_session"].(map[string]any)["state"])
+	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "bg-1", "content": "/scenario background 2 600"})
 
-	// The turn ends while two subagents and a shell keep working: the row
-	// shows the session settled, with its subagents counted.
+	// The turn ends at once while two subagents and a shell keep working
+	// for 600 ms (summaries are projected a few tens of milliseconds after
+	// a change, so the short RUNNING phase may not show): the row shows the
+	// session settled, with its subagents counted.
 	settled := awaitSummary(t, feed, task["id"], func(s map[string]any) bool {
-		return s["primary_session"].(map[string]any)["state"] == "WAITING_FOR_INPUT"
+		return s["primary_session"].(map[string]any)["state"] == "WAITING_FOR_INPUT" && s["active_subagent_count"] == 2.0
 	})
 	assert.Nil(t, settled["foreground_activity"], "a settled session omits its activity")
-	if settled["active_subagent_count"] != 2.0 {
-		settled = awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_subagent_count"] == 2.0 })
-		assert.Nil(t, settled["foreground_activity"])
-	}
 	awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_subagent_count"] == 0.0 })
 
 	got := owner.call("session.list", map[string]any{"task_id": task["id"]})["sessions"].([]any)[0].(map[string]any)
