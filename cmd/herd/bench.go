@@ -317,6 +317,13 @@ func (b *benchRun) startServer(ctx context.Context) (*benchServer, error) {
 	return startBenchServer(ctx, b.cfg.ServerBin, b.cfg.ServerLog, b.progress)
 }
 
+// stopServer stops a scenario's server and logs how it went.
+func (b *benchRun) stopServer(srv *benchServer) serverShutdown {
+	s := srv.stop()
+	b.logf("server stopped (graceful %v, %d log lines)", s.Graceful, s.LogLines)
+	return s
+}
+
 func newBenchEnvironment(cfg benchConfig) benchEnvironment {
 	env := benchEnvironment{Version: version, Go: runtime.Version(), CPUs: runtime.NumCPU(), Started: time.Now().UTC(), Flags: cfg.flags}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {

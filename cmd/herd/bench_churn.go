@@ -86,19 +86,12 @@ func (b *benchRun) churnRun(ctx context.Context, n int) (rep *churnRun, err erro
 		return nil, err
 	}
 	rep = &churnRun{Tasks: n, SessionTasks: cfg.ChurnSessions, Switches: cfg.Switches}
-	defer func() {
-		rep.Server = srv.stop()
-		b.logf("server stopped (graceful %v, %d log lines)", rep.Server.Graceful, rep.Server.LogLines)
-	}()
-	setup, err := dialBench(ctx, srv.addr, nil)
+	defer func() { rep.Server = b.stopServer(srv) }()
+	setup, ws, err := openWorkspace(ctx, srv.addr, fmt.Sprintf("bench e %d", n))
 	if err != nil {
 		return rep, err
 	}
 	defer setup.close()
-	ws, err := createWorkspace(ctx, setup, fmt.Sprintf("bench e %d", n))
-	if err != nil {
-		return rep, err
-	}
 	tasks, err := createTasks(ctx, setup, ws, "Task", n)
 	if err != nil {
 		return rep, err

@@ -89,20 +89,13 @@ func (b *benchRun) fanout(ctx context.Context) (rep *fanoutReport, err error) {
 		return nil, err
 	}
 	rep = &fanoutReport{Followers: cfg.Followers, Iterations: cfg.FanoutRuns}
-	defer func() {
-		rep.Server = srv.stop()
-		b.logf("server stopped (graceful %v, %d log lines)", rep.Server.Graceful, rep.Server.LogLines)
-	}()
+	defer func() { rep.Server = b.stopServer(srv) }()
 
-	c, err := dialBench(ctx, srv.addr, nil)
+	c, ws, err := openWorkspace(ctx, srv.addr, "bench d")
 	if err != nil {
 		return rep, err
 	}
 	defer c.close()
-	ws, err := createWorkspace(ctx, c, "bench d")
-	if err != nil {
-		return rep, err
-	}
 	tasks, err := createTasks(ctx, c, ws, "Busy", 1)
 	if err != nil {
 		return rep, err

@@ -296,3 +296,18 @@ func sessionOf(payload json.RawMessage) string {
 // isSessionAction reports whether a notification belongs to a session's
 // stream.
 func isSessionAction(action string) bool { return strings.HasPrefix(action, "session.") }
+
+// openWorkspace dials the client that sets a scenario up and creates its
+// workspace; the caller closes the client.
+func openWorkspace(ctx context.Context, addr, name string) (*wsClient, string, error) {
+	setup, err := dialBench(ctx, addr, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	ws, err := createWorkspace(ctx, setup, name)
+	if err != nil {
+		setup.close()
+		return nil, "", err
+	}
+	return setup, ws, nil
+}

@@ -123,20 +123,13 @@ func (b *benchRun) underLoad(ctx context.Context) (rep *loadReport, stall *stall
 		return nil, nil, err
 	}
 	rep = &loadReport{StreamingSessions: cfg.LoadStreams, QuietSessions: quietPromptSessions}
-	defer func() {
-		rep.Server = srv.stop()
-		b.logf("server stopped (graceful %v, %d log lines)", rep.Server.Graceful, rep.Server.LogLines)
-	}()
+	defer func() { rep.Server = b.stopServer(srv) }()
 
-	setup, err := dialBench(ctx, srv.addr, nil)
+	setup, ws, err := openWorkspace(ctx, srv.addr, "bench b")
 	if err != nil {
 		return rep, nil, err
 	}
 	defer setup.close()
-	ws, err := createWorkspace(ctx, setup, "bench b")
-	if err != nil {
-		return rep, nil, err
-	}
 	tasks, err := createTasks(ctx, setup, ws, "Task", cfg.LoadStreams+quietPromptSessions+1)
 	if err != nil {
 		return rep, nil, err

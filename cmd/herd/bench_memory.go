@@ -42,19 +42,12 @@ func (b *benchRun) idleMemory(ctx context.Context) (rep *memoryReport, err error
 		return nil, err
 	}
 	rep = &memoryReport{Connections: cfg.IdleConns, Tasks: cfg.IdleTasks}
-	defer func() {
-		rep.Server = srv.stop()
-		b.logf("server stopped (graceful %v, %d log lines)", rep.Server.Graceful, rep.Server.LogLines)
-	}()
-	setup, err := dialBench(ctx, srv.addr, nil)
+	defer func() { rep.Server = b.stopServer(srv) }()
+	setup, ws, err := openWorkspace(ctx, srv.addr, "bench f")
 	if err != nil {
 		return rep, err
 	}
 	defer setup.close()
-	ws, err := createWorkspace(ctx, setup, "bench f")
-	if err != nil {
-		return rep, err
-	}
 	if _, err := createTasks(ctx, setup, ws, "Task", cfg.IdleTasks); err != nil {
 		return rep, err
 	}

@@ -52,20 +52,13 @@ func (b *benchRun) selectedSession(ctx context.Context) (rep *selectReport, err 
 		return nil, err
 	}
 	rep = &selectReport{Tasks: cfg.SelectTasks, StreamingSessions: cfg.SelectStreams}
-	defer func() {
-		rep.Server = srv.stop()
-		b.logf("server stopped (graceful %v, %d log lines)", rep.Server.Graceful, rep.Server.LogLines)
-	}()
+	defer func() { rep.Server = b.stopServer(srv) }()
 
-	setup, err := dialBench(ctx, srv.addr, nil)
+	setup, ws, err := openWorkspace(ctx, srv.addr, "bench a")
 	if err != nil {
 		return rep, err
 	}
 	defer setup.close()
-	ws, err := createWorkspace(ctx, setup, "bench a")
-	if err != nil {
-		return rep, err
-	}
 	tasks, err := createTasks(ctx, setup, ws, "Task", cfg.SelectTasks)
 	if err != nil {
 		return rep, err

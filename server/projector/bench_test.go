@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/server/store/storetest"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -27,8 +28,8 @@ func (c *counter) PublishWorkspace(string, string, any) { c.n.Add(1) }
 func benchDialects(b *testing.B, fn func(b *testing.B, db *testDB, tasks, sessions []string)) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		b.Run(dialect, func(b *testing.B) {
-			if dialect == "postgres" && os.Getenv(postgresURLEnv) == "" {
-				b.Skip(postgresURLEnv + " is not set")
+			if dialect == "postgres" && os.Getenv(storetest.PostgresURLEnv) == "" {
+				b.Skip(storetest.PostgresURLEnv + " is not set")
 			}
 			db := openDB(b, dialect)
 			tasks := make([]string, benchTasks)

@@ -3,13 +3,10 @@ package projector
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,18 +22,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/server/store/storetest"
 	"github.com/herd-dev/herd/shared"
 )
 
-// postgresURLEnv names the variable holding the URL of a PostgreSQL server
-// the tests may create databases on.
-const postgresURLEnv = "HERD_TEST_POSTGRES_URL"
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pgAdmin.db != nil {
-		pgAdmin.db.Close()
-	}
+	storetest.Close()
 	if code == 0 {
 		err := goleak.Find(
 			goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
@@ -80,7 +72,7 @@ func openDB(tb testing.TB, dialect string) *testDB {
 		cfg = store.Config{DataDir: dir}
 		driver, dsn = "sqlite3", filepath.Join(dir, "herd.db")+"?_foreign_keys=on&_busy_timeout=5000"
 	case "postgres":
-		cfg = store.Config{URL: createPostgresDatabase(tb)}
+		cfg = store.Config{URL: storetest.PostgresDatabase(tb)}
 		driver, dsn = "pgx", cfg.URL
 	default:
 		tb.Fatalf("unknown dialect %q", dialect)
@@ -96,61 +88,6 @@ func openDB(tb testing.TB, dialect string) *testDB {
 	ws, err := st.CreateWorkspace(ctx, "w")
 	require.NoError(tb, err)
 	return &testDB{Store: st, raw: raw, ws: ws}
-}
-
-// pgAdmin is the shared connection to the server named by postgresURLEnv.
-var pgAdmin struct {
-	once sync.Once
-	db   *sql.DB
-	url  *url.URL
-	err  error
-}
-
-// createPostgresDatabase creates a database that is dropped when tb ends
-// and returns its URL.
-func createPostgresDatabase(tb testing.TB) string {
-	tb.Helper()
-	raw := os.Getenv(postgresURLEnv)
-	if raw == "" {
-		postgresUnavailable(tb, postgresURLEnv+" is not set")
-	}
-	pgAdmin.once.Do(func() {
-		if pgAdmin.url, pgAdmin.err = url.Parse(raw); pgAdmin.err != nil {
-			return
-		}
-		if pgAdmin.db, pgAdmin.err = sql.Open("pgx", raw); pgAdmin.err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		pgAdmin.err = pgAdmin.db.PingContext(ctx)
-	})
-	if pgAdmin.err != nil {
-		postgresUnavailable(tb, fmt.Sprintf("the server at %s is unreachable: %v", postgresURLEnv, pgAdmin.err))
-	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := "herd_test_" + hex.EncodeToString(b[:])
-	_, err := pgAdmin.db.Exec("CREATE DATABASE " + name)
-	require.NoError(tb, err)
-	tb.Cleanup(func() {
-		_, err := pgAdmin.db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-		require.NoError(tb, err)
-	})
-	u := *pgAdmin.url
-	u.Path = "/" + name
-	return u.String()
-}
-
-// postgresUnavailable fails the test on CI, where the PostgreSQL suite must
-// run, and skips it elsewhere with instructions.
-func postgresUnavailable(tb testing.TB, why string) {
-	tb.Helper()
-	const how = "start a server (source .ci/postgres.sh && pg_start) or set " + postgresURLEnv
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("PostgreSQL tests cannot run: %s; CI must run them: %s", why, how)
-	}
-	tb.Skipf("skipping PostgreSQL tests: %s; to run them, %s", why, how)
 }
 
 // task creates a task with the given repository paths.

@@ -17,60 +17,43 @@ func (m *Manager) activityOf(sessionID string, state shared.SessionState) store.
 }
 
 // publishActivity is the tracker's publication of one session's changed
-// activity, on that task's publication queue: persist it (a
-// compare-and-set on the session's state, retried when a transition moved
-// the state meanwhile), then publish and mark the task's summary.
+// activity, on that task's publication queue. When the activity the
+// policy gives for the session's state differs from the stored one, it is
+// stored (a compare-and-set on the state, retried when a transition moved
+// the state meanwhile), then published, and the task's summary marked.
 func (m *Manager) publishActivity(ctx context.Context, c tracker.Change) error {
-	state, err := m.stateOf(ctx, c.SessionID)
-	if err != nil {
-		return err
+	m.mu.Lock()
+	r := m.runs[c.SessionID]
+	m.mu.Unlock()
+	if r == nil {
+		return nil // only live runs attach to the tracker
 	}
+	if m.cfg.Handoff && c.View.Claimed && !c.View.Generating && c.View.Background {
+		defer r.kick(ctx) // a queued prompt may take the handoff
+	}
+	state, stored := r.mirror()
 	for range 3 {
 		fg, n := m.tr.ActivityOf(c.View, state)
-		s, changed, err := m.cfg.Store.SetActivity(ctx, c.SessionID, state, store.Activity{Foreground: fg, Subagents: n})
+		want := store.Activity{Foreground: fg, Subagents: n}
+		if want == stored {
+			return nil
+		}
+		s, changed, err := m.cfg.Store.SetActivity(ctx, c.SessionID, state, want)
 		if err != nil {
 			return err
 		}
+		r.remember(s)
 		if changed {
 			m.pub.PublishSession(s.ID, shared.NotifySessionActivityChanged, shared.SessionStateEventOf(s), false)
 			m.mark(s.TaskID)
-		}
-		if m.cfg.Handoff && c.View.Claimed && !c.View.Generating && c.View.Background {
-			m.kickSession(ctx, c.SessionID) // a queued prompt may take the handoff
-		}
-		if changed {
 			return nil
 		}
 		if s.State == state {
-			return nil // already showing this activity
+			return nil // stored meanwhile
 		}
-		state = s.State
+		state, stored = s.State, activityOf(s)
 	}
 	return nil
-}
-
-// kickSession dispatches the head of a live session's queue if it may go.
-func (m *Manager) kickSession(ctx context.Context, sessionID string) {
-	m.mu.Lock()
-	r := m.runs[sessionID]
-	m.mu.Unlock()
-	if r != nil {
-		r.kick(ctx)
-	}
-}
-
-// stateOf returns a session's state: its run's mirror, or the stored one.
-func (m *Manager) stateOf(ctx context.Context, sessionID string) (shared.SessionState, error) {
-	m.mu.Lock()
-	r := m.runs[sessionID]
-	m.mu.Unlock()
-	if r != nil {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return r.state, nil
-	}
-	s, err := m.cfg.Store.GetSession(ctx, sessionID)
-	return s.State, err
 }
 
 // capabilitiesOf returns what a provider's adapter attests to the tracker.

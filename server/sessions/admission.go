@@ -91,9 +91,11 @@ func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
 		}
 		return shared.Message{}, false
 	}
-	claim, err := r.m.tr.Claim(r.id, r.taskID)
+	var claim tracker.Claim
 	if handoff {
 		claim, err = r.m.tr.Handoff(r.id)
+	} else {
+		claim, err = r.m.tr.Claim(r.id, r.taskID)
 	}
 	if err != nil {
 		return shared.Message{}, false // a turn runs; it dispatches the head when it ends

@@ -9,6 +9,7 @@ import (
 
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/coalescer"
+	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/server/tracker"
 	"github.com/herd-dev/herd/shared"
 )
@@ -20,11 +21,14 @@ type run struct {
 	id     string
 	taskID string
 
-	mu      sync.Mutex // guards the fields below
-	state   shared.SessionState
-	profile string
-	exec    *agent.Execution
-	co      *coalescer.Coalescer
+	mu sync.Mutex // guards the fields below
+	// state and activity mirror the stored session at revision rev.
+	state    shared.SessionState
+	activity store.Activity
+	rev      int64
+	profile  string
+	exec     *agent.Execution
+	co       *coalescer.Coalescer
 	// texec is exec's handle in the tracker.
 	texec tracker.Exec
 	// waiting holds the agent's unanswered requests by pending id.
@@ -42,7 +46,8 @@ type waiter struct {
 func newRun(m *Manager, s shared.Session) *run {
 	return &run{
 		m: m, id: s.ID, taskID: s.TaskID,
-		state: s.State, profile: s.AgentProfileID, waiting: make(map[string]*waiter),
+		state: s.State, activity: activityOf(s), rev: s.StateRevision,
+		profile: s.AgentProfileID, waiting: make(map[string]*waiter),
 	}
 }
 
@@ -53,12 +58,32 @@ func (r *run) transition(ctx context.Context, from []shared.SessionState, to sha
 	if err != nil {
 		return s, err
 	}
-	r.mu.Lock()
-	r.state = s.State
-	r.mu.Unlock()
+	r.remember(s)
 	r.m.pub.PublishSession(r.id, shared.NotifySessionStateChanged, shared.SessionStateEventOf(s), false)
 	r.m.mark(r.taskID)
 	return s, nil
+}
+
+// remember mirrors a stored copy of the session unless the mirror is
+// already newer.
+func (r *run) remember(s shared.Session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.StateRevision >= r.rev {
+		r.state, r.activity, r.rev = s.State, activityOf(s), s.StateRevision
+	}
+}
+
+// mirror returns the session's state and activity as last stored.
+func (r *run) mirror() (shared.SessionState, store.Activity) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state, r.activity
+}
+
+// activityOf returns a session's stored activity.
+func activityOf(s shared.Session) store.Activity {
+	return store.Activity{Foreground: s.ForegroundActivity, Subagents: s.ActiveSubagentCount}
 }
 
 // begin starts a new session's agent in the background, then dispatches

@@ -2,36 +2,25 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver for the admin connection
 	"gorm.io/gorm"
 
+	"github.com/herd-dev/herd/server/store/storetest"
 	"github.com/herd-dev/herd/shared"
 )
-
-// postgresURLEnv names the variable holding the URL of a PostgreSQL server
-// the tests may create databases on.
-const postgresURLEnv = "HERD_TEST_POSTGRES_URL"
 
 // TestMain closes the shared PostgreSQL admin connection after the tests.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pgAdmin.db != nil {
-		pgAdmin.db.Close()
-	}
+	storetest.Close()
 	os.Exit(code)
 }
 
@@ -78,71 +67,10 @@ func MustConfig(tb testing.TB, dialect string) Config {
 	case dialectSQLite:
 		return Config{DataDir: tb.TempDir()}
 	case dialectPostgres:
-		return Config{URL: createPostgresDatabase(tb)}
+		return Config{URL: storetest.PostgresDatabase(tb)}
 	}
 	tb.Fatalf("unknown dialect %q", dialect)
 	return Config{}
-}
-
-// pgAdmin is the shared connection to the server named by postgresURLEnv,
-// used to create and drop the per-test databases.
-var pgAdmin struct {
-	once sync.Once
-	db   *sql.DB
-	url  *url.URL
-	err  error
-}
-
-// createPostgresDatabase creates a fresh database, drops it when tb ends and
-// returns its URL.
-func createPostgresDatabase(tb testing.TB) string {
-	tb.Helper()
-	raw := os.Getenv(postgresURLEnv)
-	if raw == "" {
-		postgresUnavailable(tb, postgresURLEnv+" is not set")
-	}
-	pgAdmin.once.Do(func() {
-		pgAdmin.url, pgAdmin.err = url.Parse(raw)
-		if pgAdmin.err != nil {
-			return
-		}
-		pgAdmin.db, pgAdmin.err = sql.Open("pgx", raw)
-		if pgAdmin.err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		pgAdmin.err = pgAdmin.db.PingContext(ctx)
-	})
-	if pgAdmin.err != nil {
-		postgresUnavailable(tb, fmt.Sprintf("the server at %s is unreachable: %v", postgresURLEnv, pgAdmin.err))
-	}
-
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := "herd_test_" + hex.EncodeToString(b[:])
-	if _, err := pgAdmin.db.Exec("CREATE DATABASE " + name); err != nil {
-		tb.Fatalf("create database %s: %v", name, err)
-	}
-	tb.Cleanup(func() {
-		if _, err := pgAdmin.db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-			tb.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u := *pgAdmin.url
-	u.Path = "/" + name
-	return u.String()
-}
-
-// postgresUnavailable fails the test on CI, where the PostgreSQL suite must
-// run, and skips it elsewhere with instructions.
-func postgresUnavailable(tb testing.TB, why string) {
-	tb.Helper()
-	const how = "start a server and set " + postgresURLEnv + "=postgres://postgres@127.0.0.1:54329/postgres?sslmode=disable"
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("PostgreSQL tests cannot run: %s; CI must run them: %s", why, how)
-	}
-	tb.Skipf("skipping PostgreSQL tests: %s; to run them, %s", why, how)
 }
 
 // countQueries makes s count the SQL statements it issues, on every pool,

@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/herd-dev/herd/server/store/storetest"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -22,8 +23,8 @@ func BenchmarkSummarySources(b *testing.B) {
 	for _, dialect := range []string{dialectSQLite, dialectPostgres} {
 		for _, history := range []int{0, 1000} {
 			b.Run(fmt.Sprintf("%s/history=%d", dialect, history), func(b *testing.B) {
-				if dialect == dialectPostgres && os.Getenv(postgresURLEnv) == "" {
-					b.Skip(postgresURLEnv + " is not set")
+				if dialect == dialectPostgres && os.Getenv(storetest.PostgresURLEnv) == "" {
+					b.Skip(storetest.PostgresURLEnv + " is not set")
 				}
 				benchmarkSummarySources(b, MustOpen(b, dialect), 200, history)
 			})

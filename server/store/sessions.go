@@ -148,28 +148,30 @@ func (s *Store) SetActivity(ctx context.Context, id string, in shared.SessionSta
 // Start-up recovery calls it: activity is only known while the execution
 // behind it is connected, and no execution survives a restart.
 func (s *Store) ResetActivity(ctx context.Context) ([]shared.Session, error) {
+	db := s.write.WithContext(ctx)
 	var ids []string
-	err := s.write.WithContext(ctx).Model(&sessionRow{}).
-		Where("foreground_activity <> '' OR active_subagent_count <> 0").Pluck("id", &ids).Error
+	err := db.Model(&sessionRow{}).Where("foreground_activity <> '' OR active_subagent_count <> 0").Pluck("id", &ids).Error
 	if err != nil {
 		return nil, fmt.Errorf("find sessions with activity: %w", err)
 	}
-	out := make([]shared.Session, 0, len(ids))
-	for _, id := range ids {
-		err := s.write.WithContext(ctx).Model(&sessionRow{}).
-			Where("id = ? AND (foreground_activity <> '' OR active_subagent_count <> 0)", id).
-			Updates(map[string]any{
-				"foreground_activity": "", "active_subagent_count": 0,
-				"state_revision": gorm.Expr("state_revision + 1"),
-			}).Error
-		if err != nil {
-			return nil, fmt.Errorf("reset activity of session %s: %w", id, err)
-		}
-		row, err := s.loadSession(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, row.toSession())
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// Start-up runs alone, so the rows found are the rows reset.
+	err = db.Model(&sessionRow{}).Where("id IN ?", ids).Updates(map[string]any{
+		"foreground_activity": "", "active_subagent_count": 0,
+		"state_revision": gorm.Expr("state_revision + 1"),
+	}).Error
+	if err != nil {
+		return nil, fmt.Errorf("reset session activity: %w", err)
+	}
+	var rows []sessionRow
+	if err := db.Where("id IN ?", ids).Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("load reset sessions: %w", err)
+	}
+	out := make([]shared.Session, len(rows))
+	for i, r := range rows {
+		out[i] = r.toSession()
 	}
 	return out, nil
 }

@@ -248,65 +248,50 @@ func (t *Tracker) Handoff(sessionID string) (Claim, error) {
 // Dispatched records that the claimed prompt reached the agent. It
 // reports false for a stale claim.
 func (t *Tracker) Dispatched(c Claim) bool {
-	r := t.acquire(c.session, "", false)
-	if r == nil {
-		return false
-	}
-	before := r.viewLocked()
-	ok := r.currentLocked(c)
-	if ok {
-		r.claim.dispatched = true
-	}
-	t.release(r, before)
-	return ok
+	return t.withClaim(c, func(r *record) { r.claim.dispatched = true })
 }
 
 // Complete ends the claimed turn: the foreground is idle again and the
 // gate opens; background registrations stay. It reports false, changing
 // nothing, for a stale claim (a handed-off or retired one).
 func (t *Tracker) Complete(c Claim) bool {
-	r := t.acquire(c.session, "", false)
-	if r == nil {
-		return false
-	}
-	before := r.viewLocked()
-	ok := r.currentLocked(c)
-	if ok {
+	return t.withClaim(c, func(r *record) {
 		r.claim = nil
 		r.generating = false
 		r.yielded = 0
-	}
-	t.release(r, before)
-	return ok
+	})
 }
 
 // Release gives back a claim whose prompt never reached the agent. The
 // gate opens; the foreground stays generating only if foreground output
 // arrived after the claim was taken. It reports false for a stale claim.
 func (t *Tracker) Release(c Claim) bool {
+	return t.withClaim(c, func(r *record) {
+		r.generating = r.epoch != r.claim.epoch
+		r.claim = nil
+		r.yielded = 0
+	})
+}
+
+// Current reports whether c is the session's held claim.
+func (t *Tracker) Current(c Claim) bool {
+	return t.withClaim(c, nil)
+}
+
+// withClaim applies f (when not nil) to the session's record if c is its
+// held claim, publishing what f changed, and reports whether it is.
+func (t *Tracker) withClaim(c Claim, f func(*record)) bool {
 	r := t.acquire(c.session, "", false)
 	if r == nil {
 		return false
 	}
 	before := r.viewLocked()
 	ok := r.currentLocked(c)
-	if ok {
-		r.generating = r.epoch != r.claim.epoch
-		r.claim = nil
-		r.yielded = 0
+	if ok && f != nil {
+		f(r)
 	}
 	t.release(r, before)
 	return ok
-}
-
-// Current reports whether c is the session's held claim.
-func (t *Tracker) Current(c Claim) bool {
-	r := t.acquire(c.session, "", false)
-	if r == nil {
-		return false
-	}
-	defer r.mu.Unlock()
-	return r.currentLocked(c)
 }
 
 // Remove forgets a session at once (it was deleted): its record is
