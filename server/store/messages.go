@@ -127,27 +127,6 @@ func (s *Store) insertMessage(ctx context.Context, row *messageRow) error {
 	})
 }
 
-// AppendText adds text to a streaming message. Only the new bytes are
-// written (a segment row), never the whole content, so a long stream costs
-// O(n) bytes in all.
-func (s *Store) AppendText(ctx context.Context, messageID, text string) error {
-	if text == "" {
-		return nil
-	}
-	return s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Exec(`INSERT INTO message_segments (message_id, position, text)
-			SELECT ?, COALESCE(MAX(position), 0) + 1, ? FROM message_segments WHERE message_id = ?`,
-			messageID, text, messageID).Error
-		if isForeignKeyViolation(err) {
-			return shared.Errorf(shared.CodeNotFound, "message %q not found", messageID)
-		}
-		if err != nil {
-			return fmt.Errorf("append to message %s: %w", messageID, err)
-		}
-		return tx.Model(&messageRow{}).Where("id = ?", messageID).UpdateColumn("updated_at", now()).Error
-	})
-}
-
 // FinishMessage folds a message's appended text into its content and sets
 // its final status, in one transaction.
 func (s *Store) FinishMessage(ctx context.Context, messageID string, status shared.MessageState) (shared.Message, error) {

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -123,6 +126,53 @@ func TestStreamingTextAppendsAndFolds(t *testing.T) {
 		}
 		if err := s.AppendText(ctx, "missing", "x"); shared.ErrorCode(err) != shared.CodeNotFound {
 			t.Fatalf("append to a missing message: %v", err)
+		}
+	})
+}
+
+// Concurrent appends share transactions (group commit): each stream keeps
+// its order, and an append to a missing message fails alone, not the
+// appends batched with it.
+func TestConcurrentAppendsKeepEachStreamWhole(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		const streams, parts = 12, 40
+		ids := make([]string, streams)
+		sessions := make([]string, streams)
+		for i := range ids {
+			session := mustSessionOfNewTask(t, s)
+			m, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessageAgent, Status: shared.MessageStreaming})
+			require.NoError(t, err)
+			ids[i], sessions[i] = m.ID, session.ID
+		}
+		var wg sync.WaitGroup
+		missing := make(chan error, parts)
+		for i := range ids {
+			wg.Go(func() {
+				for p := range parts {
+					assert.NoError(t, s.AppendText(ctx, ids[i], fmt.Sprintf("%d.%d ", i, p)))
+				}
+			})
+		}
+		wg.Go(func() {
+			for range parts {
+				missing <- s.AppendText(ctx, "missing", "x")
+			}
+		})
+		wg.Wait()
+		close(missing)
+		for err := range missing {
+			assert.Equal(t, shared.CodeNotFound, shared.ErrorCode(err), "append to a missing message: %v", err)
+		}
+		for i, id := range ids {
+			var want strings.Builder
+			for p := range parts {
+				fmt.Fprintf(&want, "%d.%d ", i, p)
+			}
+			got, err := s.GetMessage(ctx, sessions[i], id)
+			require.NoError(t, err)
+			assert.Equal(t, want.String(), got.Content, "stream %d", i)
 		}
 	})
 }

@@ -76,6 +76,8 @@ type Store struct {
 	write *gorm.DB
 	// pools are the distinct connection pools behind read and write.
 	pools []*sql.DB
+	// appends group-commits AppendText calls.
+	appends appendQueue
 }
 
 // Open opens the database cfg names, applies pending migrations and returns a
