@@ -105,6 +105,9 @@ type Row struct {
 	Additions    int
 	Deletions    int
 	ChangedFiles int
+	// NoBase is set when some repository's base branch could not be
+	// compared, so the totals leave its ahead/behind out.
+	NoBase bool
 	// HasPR is set when the summary carries pull request state.
 	HasPR    bool
 	PRState  shared.PullRequestState
@@ -133,6 +136,7 @@ func RowOf(t shared.Task) Row {
 	if g := sum.Git; g != nil {
 		r.HasGit = true
 		r.Additions, r.Deletions, r.ChangedFiles = g.Additions, g.Deletions, g.ChangedFiles
+		r.NoBase = g.ComparisonUnavailable
 	}
 	if pr := sum.PullRequest; pr != nil {
 		r.HasPR = true

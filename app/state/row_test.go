@@ -132,6 +132,11 @@ func TestRowDecorations(t *testing.T) {
 			want: Row{Indicator: IndicatorNoSession, HasGit: true, Additions: 10, Deletions: 2, ChangedFiles: 3},
 		},
 		{
+			name: "an unavailable base comparison is carried with the totals",
+			sum:  &shared.TaskStatusSummary{Git: &shared.GitSummary{Additions: 1, ChangedFiles: 1, ComparisonUnavailable: true}},
+			want: Row{Indicator: IndicatorNoSession, HasGit: true, Additions: 1, ChangedFiles: 1, NoBase: true},
+		},
+		{
 			name: "pull request badge when pull_request is present",
 			sum: &shared.TaskStatusSummary{PullRequest: &shared.PullRequestSummary{
 				Count: 2, OpenCount: 1, AggregateState: shared.PRFailure, Number: 17,

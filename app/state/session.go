@@ -10,8 +10,9 @@ import (
 )
 
 // SessionDetail is the client's copy of one opened session: the session,
-// its transcript ordered by seq, its queue, and the position in the
-// session's notification stream. Like Store it is owned by the UI
+// its transcript ordered by seq, its queue, the latest git observation of
+// its task's repositories, and the position in the session's notification
+// stream. Like Store it is owned by the UI
 // goroutine and needs no lock.
 //
 // The detail is fed in three ways, always in arrival order:
@@ -34,6 +35,9 @@ type SessionDetail struct {
 	id      string
 	session shared.Session
 	queue   []shared.QueuedPrompt
+	// git holds the latest observation of each task repository, as the
+	// snapshot or the newest session.git.updated carried it.
+	git []shared.RepositoryGit
 	// msgs holds the transcript by message id; order is the ids by seq.
 	msgs  map[string]shared.Message
 	order []string
@@ -80,6 +84,11 @@ func (d *SessionDetail) Session() shared.Session { return d.session }
 // Queue returns the prompts waiting for the running turn.
 func (d *SessionDetail) Queue() []shared.QueuedPrompt { return d.queue }
 
+// Git returns the latest git observation of each of the task's
+// repositories, in the server's order; empty until a snapshot that carries
+// them. Callers must not modify the slice.
+func (d *SessionDetail) Git() []shared.RepositoryGit { return d.git }
+
 // Writes returns how many message writes changed the transcript so far.
 func (d *SessionDetail) Writes() uint64 { return d.writes }
 
@@ -112,15 +121,16 @@ func (d *SessionDetail) Message(id string) (shared.Message, bool) {
 	return m, ok
 }
 
-// Reset forgets everything but the session record and starts buffering
-// for the next snapshot, as after a reconnect or a resync. The record stays
-// so the view keeps showing the last known state, and so its StateRevision
+// Reset forgets everything but the session record and the git
+// observations and starts buffering for the next snapshot, as after a
+// reconnect or a resync. Both stay so the view keeps showing the last known
+// state until the snapshot replaces them; the record's StateRevision also
 // still gates what follows: the server persists revisions, and they keep
 // rising across reconnects and restarts.
 func (d *SessionDetail) Reset() {
-	held := d.session
+	held, git := d.session, d.git
 	*d = *NewSessionDetail(d.id)
-	d.session = held
+	d.session, d.git = held, git
 }
 
 // SetSession records the session from a session.list, session.create or
@@ -150,6 +160,7 @@ func (d *SessionDetail) Load(snap shared.SessionSnapshot) {
 		d.writeMessage(m)
 	}
 	d.setQueue(snap.Queue)
+	d.git = slices.Clone(snap.Git)
 	d.loaded = true
 	for _, env := range currentStream(early) {
 		d.Push(env)
@@ -298,6 +309,11 @@ func (d *SessionDetail) apply(env shared.Envelope) {
 	case shared.NotifySessionQueueChanged:
 		if ev, ok := decode[shared.QueueResponse](env.Payload); ok {
 			d.setQueue(ev.Queue)
+		}
+	case shared.NotifySessionGitUpdated:
+		// Every repository of the task, every time: a whole replacement.
+		if ev, ok := decode[shared.SessionGitEvent](env.Payload); ok {
+			d.git = slices.Clone(ev.Repositories)
 		}
 	}
 }

@@ -168,6 +168,7 @@ func TestSessionBarriersFlushTheBatchFirst(t *testing.T) {
 		{"message added", added(1, msg("c", 3, "next", shared.MessageComplete, 9))},
 		{"message deleted", note(shared.NotifySessionMessageDeleted, 1, map[string]any{"id": "b"})},
 		{"turn settled", note(shared.NotifySessionTurnSettled, 1, map[string]any{"outcome": "end_turn"})},
+		{"git updated", gitNote(1, repoGit("r1", 1))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,4 +380,81 @@ func TestSessionStateEventWithoutRevisionAppliesInArrivalOrder(t *testing.T) {
 	require.False(t, d.Push(stateNote(shared.NotifySessionStateChanged, 1, 0, shared.SessionRunning, shared.ActivityGenerating, 0)))
 	assert.Equal(t, sessionAt(3, shared.SessionRunning, shared.ActivityGenerating, 0), d.Session(),
 		"applied, without moving the revision")
+}
+
+// repoGit is repository id observed with adds additions (nil observedAt
+// when adds < 0: not observed yet).
+func repoGit(id string, adds int) shared.RepositoryGit {
+	r := shared.RepositoryGit{RepositoryID: id, Path: "/src/" + id, BaseBranch: "main"}
+	if adds >= 0 {
+		at := st0
+		r.ObservedAt, r.Additions, r.ChangedFiles = &at, adds, 1
+	}
+	return r
+}
+
+func gitNote(seq uint64, repos ...shared.RepositoryGit) shared.Envelope {
+	return note(shared.NotifySessionGitUpdated, seq, shared.SessionGitEvent{SessionID: "s1", TaskID: "t1", Repositories: repos})
+}
+
+func gitAdds(d *SessionDetail) map[string]int {
+	out := make(map[string]int)
+	for _, r := range d.Git() {
+		out[r.RepositoryID] = r.Additions
+	}
+	return out
+}
+
+func TestSessionGitComesFromTheSnapshot(t *testing.T) {
+	d := NewSessionDetail("s1")
+	assert.Empty(t, d.Git(), "nothing before the snapshot")
+	d.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1"}, Git: []shared.RepositoryGit{repoGit("r1", 3), repoGit("r2", -1)}})
+	require.Len(t, d.Git(), 2)
+	assert.Equal(t, "r1", d.Git()[0].RepositoryID, "the server's order is kept")
+	assert.Nil(t, d.Git()[1].ObservedAt, "a repository not observed yet stays unobserved")
+}
+
+func TestSessionGitUpdateReplacesEveryRepository(t *testing.T) {
+	d := NewSessionDetail("s1")
+	d.Load(shared.SessionSnapshot{Git: []shared.RepositoryGit{repoGit("r1", 3), repoGit("r2", 5)}})
+
+	require.False(t, d.Push(gitNote(1, repoGit("r1", 7))))
+	assert.Equal(t, map[string]int{"r1": 7}, gitAdds(d), "a repository the update omits is gone")
+
+	require.False(t, d.Push(gitNote(2)))
+	assert.Empty(t, d.Git())
+}
+
+func TestSessionGitUpdateBeforeTheSnapshotIsAppliedAfterIt(t *testing.T) {
+	d := NewSessionDetail("s1")
+	assert.False(t, d.Push(gitNote(1, repoGit("r1", 9))))
+	assert.Empty(t, d.Git(), "nothing shows before the snapshot")
+
+	d.Load(shared.SessionSnapshot{Git: []shared.RepositoryGit{repoGit("r1", 3)}})
+	assert.Equal(t, map[string]int{"r1": 9}, gitAdds(d))
+	assert.False(t, d.Push(note(shared.NotifySessionTurnSettled, 2, map[string]any{"outcome": "end_turn"})), "the update took its seq")
+}
+
+func TestSessionGitUpdateAfterAGapNeedsResync(t *testing.T) {
+	d := NewSessionDetail("s1")
+	d.Load(shared.SessionSnapshot{Git: []shared.RepositoryGit{repoGit("r1", 3)}})
+	assert.True(t, d.Push(gitNote(2, repoGit("r1", 9))))
+	assert.True(t, d.Resync())
+	assert.Equal(t, map[string]int{"r1": 3}, gitAdds(d), "nothing is applied after a gap")
+
+	// Until the new snapshot the view keeps the last known observation.
+	d.Reset()
+	assert.Equal(t, map[string]int{"r1": 3}, gitAdds(d))
+	d.Load(shared.SessionSnapshot{Git: []shared.RepositoryGit{repoGit("r1", 4)}})
+	assert.False(t, d.Resync())
+	assert.Equal(t, map[string]int{"r1": 4}, gitAdds(d))
+}
+
+func TestSessionGitUpdateOfAnotherSessionIsIgnored(t *testing.T) {
+	d := NewSessionDetail("s1")
+	d.Load(shared.SessionSnapshot{Git: []shared.RepositoryGit{repoGit("r1", 3)}})
+	other := note(shared.NotifySessionGitUpdated, 1, shared.SessionGitEvent{SessionID: "s2", Repositories: []shared.RepositoryGit{repoGit("r9", 1)}})
+	assert.False(t, d.Push(other))
+	assert.Equal(t, map[string]int{"r1": 3}, gitAdds(d))
+	assert.False(t, d.Push(gitNote(1, repoGit("r1", 5))), "the own stream's seq is untouched")
 }

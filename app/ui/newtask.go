@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -16,10 +18,21 @@ import (
 type draft struct {
 	title       string
 	description string
+	// repos are the repository rows, in the order shown.
+	repos []repoDraft
 	// busy is set while task.create is in flight.
 	busy bool
 	// err is the last failure, shown under the form; empty when none.
 	err string
+}
+
+// repoDraft is one repository row of the new task form.
+type repoDraft struct {
+	path       string
+	baseBranch string
+	// inPlace runs the agent in path itself; by default herd makes the
+	// task a worktree of its own.
+	inPlace bool
 }
 
 // canSubmit reports whether the form may be sent: a title, a workspace to
@@ -76,9 +89,166 @@ func (s *shell) renderNewTask() app.UI {
 					Attr("value", s.draft.description).
 					OnInput(s.onDescriptionInput),
 			),
+			s.renderRepoInputs(),
 			app.P().ID("new-task-error").Class("form-error").Role("alert").Text(s.draft.err),
 			app.Div().Class("form-actions").Body(submit),
 		)
+}
+
+// idNewTaskRepoAdd is the new task form's "Add repository" button.
+const idNewTaskRepoAdd = "new-task-repo-add"
+
+// repoInputID is the id of row i's input of kind ("path", "base" or
+// "in-place").
+func repoInputID(kind string, i int) string {
+	return "new-task-repo-" + kind + "-" + strconv.Itoa(i)
+}
+
+// renderRepoInputs draws the repository rows with their add and remove
+// buttons. A task may have none: its agent then works in a scratch
+// directory.
+func (s *shell) renderRepoInputs() app.UI {
+	repos := s.draft.repos
+	return app.FieldSet().Class("new-task-repos").Body(
+		app.Legend().Body(
+			app.Text("Repositories "),
+			app.Span().Class("muted").Text("(optional)"),
+		),
+		app.If(len(repos) == 0, func() app.UI {
+			return app.P().Class("muted", "field-hint").Text("Without one the agent works in a scratch directory.")
+		}),
+		app.Range(repos).Slice(func(i int) app.UI { return s.renderRepoInput(i) }),
+		app.Button().ID(idNewTaskRepoAdd).Class("text-button").Type("button").OnClick(s.onAddRepo).Text("Add repository"),
+	)
+}
+
+// renderRepoInput draws repository row i: its path, base branch and
+// whether the agent runs in place.
+func (s *shell) renderRepoInput(i int) app.UI {
+	r := s.draft.repos[i]
+	n := strconv.Itoa(i + 1)
+	inPlace := app.Input().ID(repoInputID("in-place", i)).Type("checkbox").Name("run_in_place").OnChange(s.onRepoInPlace(i))
+	if r.inPlace {
+		// Only ever set to true, like disabled; onRemoveRepo resets the
+		// property when a row takes another's place.
+		inPlace = inPlace.Checked(true)
+	}
+	return app.FieldSet().Class("repo-input").Body(
+		app.Legend().Class("repo-input-legend").Text("Repository "+n),
+		app.Div().Class("field").Body(
+			app.Label().For(repoInputID("path", i)).Text("Path"),
+			app.Input().
+				ID(repoInputID("path", i)).
+				Type("text").
+				Name("repository_path").
+				Placeholder("/absolute/path/to/repository").
+				AutoComplete(false).
+				Value(r.path).
+				OnInput(s.onRepoPath(i)),
+		),
+		app.Div().Class("repo-input-options").Body(
+			app.Div().Class("field").Body(
+				app.Label().For(repoInputID("base", i)).Body(
+					app.Text("Base branch "),
+					app.Span().Class("muted").Text("(optional)"),
+				),
+				app.Input().
+					ID(repoInputID("base", i)).
+					Type("text").
+					Name("base_branch").
+					AutoComplete(false).
+					Value(r.baseBranch).
+					OnInput(s.onRepoBase(i)),
+			),
+			app.Label().Class("check").For(repoInputID("in-place", i)).Body(
+				inPlace,
+				app.Text(" Run in place (no worktree)"),
+			),
+			app.Button().
+				Class("text-button", "repo-input-remove").
+				Type("button").
+				Aria("label", "Remove repository "+n).
+				OnClick(s.onRemoveRepo(i)).
+				Text("Remove"),
+		),
+	)
+}
+
+// onAddRepo adds an empty repository row and moves focus to its path.
+func (s *shell) onAddRepo(ctx app.Context, _ app.Event) {
+	s.draft.repos = append(s.draft.repos, repoDraft{})
+	focus(ctx, repoInputID("path", len(s.draft.repos)-1))
+}
+
+// onRemoveRepo removes repository row i. go-app updates the rows after it
+// in place, and it clears a value or a check by removing the attribute,
+// which leaves what the person typed; so once rendered, every row's inputs
+// are set from the draft. It reports through the shell's context because
+// the clicked button may be the element that left the page.
+func (s *shell) onRemoveRepo(i int) app.EventHandler {
+	return func(app.Context, app.Event) {
+		if s.link == nil || i >= len(s.draft.repos) {
+			return
+		}
+		s.draft.repos = slices.Delete(s.draft.repos, i, i+1)
+		repos := slices.Clone(s.draft.repos)
+		s.link.ui.Defer(func(app.Context) {
+			for j, r := range repos {
+				setProperty(repoInputID("path", j), "value", r.path)
+				setProperty(repoInputID("base", j), "value", r.baseBranch)
+				setProperty(repoInputID("in-place", j), "checked", r.inPlace)
+			}
+		})
+		focus(s.link.ui, idNewTaskRepoAdd)
+	}
+}
+
+// setProperty sets a DOM property of the element with id, if present.
+func setProperty(id, name string, v any) {
+	if el := app.Window().GetElementByID(id); el.Truthy() {
+		el.Set(name, v)
+	}
+}
+
+// onRepoPath keeps row i's path in step with its input.
+func (s *shell) onRepoPath(i int) app.EventHandler {
+	return func(ctx app.Context, _ app.Event) {
+		if i < len(s.draft.repos) {
+			s.draft.repos[i].path = ctx.JSSrc().Get("value").String()
+		}
+	}
+}
+
+// onRepoBase keeps row i's base branch in step with its input.
+func (s *shell) onRepoBase(i int) app.EventHandler {
+	return func(ctx app.Context, _ app.Event) {
+		if i < len(s.draft.repos) {
+			s.draft.repos[i].baseBranch = ctx.JSSrc().Get("value").String()
+		}
+	}
+}
+
+// onRepoInPlace keeps row i's run-in-place choice in step with its box.
+func (s *shell) onRepoInPlace(i int) app.EventHandler {
+	return func(ctx app.Context, _ app.Event) {
+		if i < len(s.draft.repos) {
+			s.draft.repos[i].inPlace = ctx.JSSrc().Get("checked").Bool()
+		}
+	}
+}
+
+// repositories returns the draft's rows as task.create takes them, or
+// names the row that still needs a path.
+func (d draft) repositories() ([]shared.RepositoryInput, string) {
+	var out []shared.RepositoryInput
+	for i, r := range d.repos {
+		path := strings.TrimSpace(r.path)
+		if path == "" {
+			return nil, "Repository " + strconv.Itoa(i+1) + " needs a path: enter one or remove the row."
+		}
+		out = append(out, shared.RepositoryInput{Path: path, BaseBranch: strings.TrimSpace(r.baseBranch), RunInPlace: r.inPlace})
+	}
+	return out, ""
 }
 
 // onTitleInput keeps the draft title in step with the input.
@@ -99,10 +269,16 @@ func (s *shell) onCreate(ctx app.Context, e app.Event) {
 	if !s.canSubmit() {
 		return
 	}
+	repos, problem := s.draft.repositories()
+	if problem != "" {
+		s.draft.err = problem
+		return
+	}
 	req := shared.TaskCreateRequest{
-		WorkspaceID: s.store.WorkspaceID(),
-		Title:       strings.TrimSpace(s.draft.title),
-		Description: strings.TrimSpace(s.draft.description),
+		WorkspaceID:  s.store.WorkspaceID(),
+		Title:        strings.TrimSpace(s.draft.title),
+		Description:  strings.TrimSpace(s.draft.description),
+		Repositories: repos,
 	}
 	s.draft.busy = true
 	s.draft.err = ""

@@ -42,6 +42,7 @@ func (r *taskRow) Render() app.UI {
 						app.If(row.HasGit, func() app.UI {
 							return gitTotals(row.Additions, row.Deletions, row.ChangedFiles)
 						}),
+						app.If(row.NoBase, noBaseMark),
 						app.If(row.HasPR, func() app.UI { return prBadge(row) }),
 						app.If(row.Queued > 0, func() app.UI { return queuedCount(row.Queued) }),
 					)
@@ -94,7 +95,7 @@ func queuedCount(n int) app.UI {
 
 // gitTotals shows "+adds −dels · N files", named in words ("10 additions,
 // 2 deletions in 3 files") for assistive technology and in its tooltip.
-func gitTotals(adds, dels, files int) app.UI {
+func gitTotals(adds, dels, files int) app.HTMLSpan {
 	label := gitLabel(adds, dels, files)
 	return app.Span().Class("git").Role("img").Aria("label", label).Title(label).Body(
 		app.Span().Class("adds").Text("+"+strconv.Itoa(adds)),
@@ -102,6 +103,13 @@ func gitTotals(adds, dels, files int) app.UI {
 		app.Span().Class("dels").Text("−"+strconv.Itoa(dels)),
 		app.Text(" · "+plural(files, "file", "files")),
 	)
+}
+
+// noBaseMark is the small sign that a task's totals could not be compared
+// with some repository's base branch.
+func noBaseMark() app.UI {
+	const label = "base branch unavailable"
+	return app.Span().Class("git-no-base-mark").Role("img").Aria("label", label).Title(label).Text("≠")
 }
 
 // gitLabel says a task's git totals in words.

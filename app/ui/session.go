@@ -43,6 +43,8 @@ type sessionView struct {
 	answers map[string]string
 	// err is the last failed action, shown above the composer.
 	err string
+	// refresh is the last session.git.refresh sent, with its outcome.
+	refresh gitRefresh
 
 	// frame is the requestAnimationFrame callback that flushes the
 	// detail's batch; framePending is set while one is requested.
@@ -150,6 +152,7 @@ func (v *sessionView) close(ctx app.Context) {
 	}
 	id := v.openID
 	v.openID, v.detail, v.outbox, v.subscribing, v.input = "", nil, nil, false, ""
+	v.refresh = gitRefresh{}
 	clear(v.answers)
 	ctx.Async(func() {
 		_ = v.client().Request(context.Background(), shared.ActionSessionUnsubscribe, shared.SessionRef{SessionID: id}, nil)
@@ -300,6 +303,45 @@ func (v *sessionView) onOpenSession(id string) app.EventHandler {
 				v.open(ctx, s)
 			}
 		}
+	}
+}
+
+// gitRefresh is one session.git.refresh request: the session it names,
+// whether it is in flight and, once answered, why it failed.
+type gitRefresh struct {
+	sessionID string
+	busy      bool
+	err       string
+}
+
+// onGitRefresh asks the server to observe the open session's repositories
+// again. Its answer only says that an observation was scheduled; the
+// result arrives later as session.git.updated, so only a failure changes
+// what the panel says.
+func (v *sessionView) onGitRefresh(ctx app.Context, _ app.Event) {
+	ctx = v.ui()
+	id := v.openID
+	if id == "" || (v.refresh.busy && v.refresh.sessionID == id) {
+		return
+	}
+	v.refresh = gitRefresh{sessionID: id, busy: true}
+	ctx.Async(func() {
+		err := v.client().Request(context.Background(), shared.ActionSessionGitRefresh, shared.SessionRef{SessionID: id}, nil)
+		ctx.Dispatch(func(app.Context) { v.refreshed(id, err) })
+	})
+}
+
+// refreshed records the answer to a session.git.refresh for session id,
+// unless the pane has closed that session since.
+func (v *sessionView) refreshed(id string, err error) {
+	if v.refresh.sessionID != id {
+		return
+	}
+	v.refresh.busy, v.refresh.err = false, ""
+	if err != nil {
+		// Like a dismissal, a refresh's effect arrives later through the
+		// stream, so the same words explain its failure.
+		v.refresh.err = dismissFailure(err)
 	}
 }
 
