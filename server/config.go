@@ -33,6 +33,30 @@ type Config struct {
 	AgentsFile string
 	// ShutdownTimeout bounds graceful shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
+	// GitSlowInterval is the git observation cadence of a task with a
+	// running session (--git-slow-interval, HERD_GIT_SLOW_INTERVAL); zero
+	// means 30 s.
+	GitSlowInterval time.Duration
+	// GitFastInterval is the cadence of a focused session's repositories
+	// (--git-fast-interval, HERD_GIT_FAST_INTERVAL); zero means 2 s.
+	GitFastInterval time.Duration
+	// GitWorkers bounds the git observations running at once
+	// (--git-workers, HERD_GIT_WORKERS); zero means 4.
+	GitWorkers int
+	// GitHubWebhookSecret verifies GitHub webhook deliveries to
+	// POST /api/v1/github/webhook; empty disables the endpoint
+	// (--github-webhook-secret, HERD_GITHUB_WEBHOOK_SECRET).
+	GitHubWebhookSecret string
+	// GitHubToken turns on polling GitHub's REST API for the pull requests
+	// of tasks, for servers GitHub cannot reach (--github-token,
+	// HERD_GITHUB_TOKEN); empty leaves polling off.
+	GitHubToken string
+	// GitHubAPIURL is the REST API's root (--github-api-url,
+	// HERD_GITHUB_API_URL); empty means https://api.github.com.
+	GitHubAPIURL string
+	// GitHubPollInterval is the pause between polling rounds
+	// (--github-poll-interval, HERD_GITHUB_POLL_INTERVAL); zero means 60 s.
+	GitHubPollInterval time.Duration
 	// ClaudeBackgroundPromptHandoff turns on the experiment of that name
 	// (--feature-claude-background-prompt-handoff,
 	// HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF); read at start only.
@@ -61,6 +85,12 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout must not be negative")
+	}
+	if c.GitHubPollInterval < 0 {
+		return fmt.Errorf("--github-poll-interval must not be negative")
+	}
+	if c.GitSlowInterval < 0 || c.GitFastInterval < 0 || c.GitWorkers < 0 {
+		return fmt.Errorf("--git-slow-interval, --git-fast-interval and --git-workers must not be negative")
 	}
 	for _, o := range c.AllowedOrigins {
 		if strings.TrimSpace(o) == "" {

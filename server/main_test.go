@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/herd-dev/herd/server"
+	"github.com/herd-dev/herd/server/gitcli/gittest"
 )
 
 // herdBinary is a herd built for this test run; its mock-agent subcommand
@@ -25,6 +26,10 @@ import (
 var herdBinary string
 
 func TestMain(m *testing.M) {
+	cleanGit, err := gittest.Isolate()
+	if err != nil {
+		panic(err)
+	}
 	dir, err := os.MkdirTemp("", "herd-server-test-")
 	if err != nil {
 		panic(err)
@@ -46,6 +51,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	cleanGit()
 	os.Exit(code)
 }
 

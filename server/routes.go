@@ -7,6 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/herd-dev/herd/shared"
 )
 
 // routes builds the HTTP router: every route in one readable list.
@@ -33,6 +35,9 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/ws", s.websocket, s.requireToken)
 	e.GET("/login", s.loginPage)
 	e.POST("/api/v1/login", s.login)
+	// GitHub cannot send herd's token: the delivery's signature is its
+	// authentication.
+	e.Any("/api/v1/github/webhook", s.githubWebhook)
 
 	api := e.Group("/api/v1", s.requireToken, s.requireReady)
 	api.GET("/workspaces", s.apiWorkspaces)
@@ -64,6 +69,20 @@ func (s *Server) readyz(c echo.Context) error {
 		return c.JSON(http.StatusServiceUnavailable, map[string]bool{"ready": false})
 	}
 	return c.JSON(http.StatusOK, map[string]bool{"ready": true})
+}
+
+// githubWebhook hands a delivery to the webhook once the server is ready;
+// without a secret the endpoint does not exist.
+func (s *Server) githubWebhook(c echo.Context) error {
+	if s.cfg.GitHubWebhookSecret == "" {
+		return shared.Errorf(shared.CodeNotFound, "GitHub webhooks are disabled: set HERD_GITHUB_WEBHOOK_SECRET (--github-webhook-secret) to receive them")
+	}
+	wh := s.webhook.Load()
+	if wh == nil || !s.ready.Load() {
+		return shared.Errorf(shared.CodeUnavailable, "server is starting; GitHub redelivers failed deliveries")
+	}
+	wh.ServeHTTP(c.Response(), c.Request())
+	return nil
 }
 
 func (s *Server) websocket(c echo.Context) error {

@@ -20,9 +20,12 @@ import (
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/coalescer"
 	"github.com/herd-dev/herd/server/gateway"
+	"github.com/herd-dev/herd/server/github"
+	"github.com/herd-dev/herd/server/gitwatch"
 	"github.com/herd-dev/herd/server/projector"
 	"github.com/herd-dev/herd/server/sessions"
 	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/server/taskgit"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -59,6 +62,12 @@ type Server struct {
 	store     *store.Store                    // set by Start before ready
 	sessions  *sessions.Manager               // set by Start before ready
 	projector *projector.Projector            // set by Start before ready
+	git       *taskgit.Service                // set by Start before ready
+	webhook   atomic.Pointer[github.Webhook]  // set by Start with a webhook secret
+	// background runs work that lasts until shutdown (the GitHub poller);
+	// stopBackground ends it.
+	background     sync.WaitGroup
+	stopBackground context.CancelFunc
 	// profiles are the built-in profiles followed by those of
 	// --agents-file (read by New); the first builtinCount are built in.
 	profiles     []agent.Profile
@@ -169,6 +178,24 @@ func (s *Server) startup(ctx context.Context) error {
 		return fmt.Errorf("start projector: %w", err)
 	}
 	s.projector = proj
+	gitMetrics, err := gitwatch.NewMetrics(s.registry)
+	if err != nil {
+		return fmt.Errorf("register git metrics: %w", err)
+	}
+	git, err := taskgit.New(taskgit.Config{
+		Store:        st,
+		Summaries:    proj,
+		WorktreeDir:  s.worktreeDir(),
+		SlowInterval: s.cfg.GitSlowInterval,
+		FastInterval: s.cfg.GitFastInterval,
+		Workers:      s.cfg.GitWorkers,
+		Metrics:      gitMetrics,
+		Logger:       s.log.With("component", "git"),
+	})
+	if err != nil {
+		return fmt.Errorf("start git observation: %w", err)
+	}
+	s.git = git
 	mgr, err := sessions.New(sessions.Config{
 		Store:          st,
 		Profile:        s.profileCatalog().Profile,
@@ -179,6 +206,7 @@ func (s *Server) startup(ctx context.Context) error {
 		Metrics:        metrics,
 		Projector:      proj,
 		Handoff:        s.cfg.ClaudeBackgroundPromptHandoff,
+		Git:            git,
 	})
 	if err != nil {
 		return fmt.Errorf("start sessions: %w", err)
@@ -193,6 +221,8 @@ func (s *Server) startup(ctx context.Context) error {
 		Profiles:       s.profileCatalog(),
 		Sessions:       mgr,
 		Summaries:      proj,
+		Tasks:          git,
+		Git:            git,
 		Logger:         s.log.With("component", "gateway"),
 		Registerer:     s.registry,
 		Version:        s.opts.Version,
@@ -203,6 +233,7 @@ func (s *Server) startup(ctx context.Context) error {
 		return fmt.Errorf("start gateway: %w", err)
 	}
 	proj.Start(gw)
+	git.Start(gw)
 	if err := mgr.Start(ctx, gw); err != nil {
 		return fmt.Errorf("recover sessions: %w", err)
 	}
@@ -216,7 +247,37 @@ func (s *Server) startup(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.startGitHub(st, proj); err != nil {
+		return err
+	}
 	s.gateway.Store(gw)
+	return nil
+}
+
+// startGitHub mounts the webhook when a secret is configured and starts
+// the poller when a token is.
+func (s *Server) startGitHub(st *store.Store, proj *projector.Projector) error {
+	log := s.log.With("component", "github")
+	if s.cfg.GitHubWebhookSecret != "" {
+		wh, err := github.NewWebhook(github.WebhookConfig{Secret: s.cfg.GitHubWebhookSecret, Store: st, Marker: proj, Logger: log})
+		if err != nil {
+			return fmt.Errorf("start github webhook: %w", err)
+		}
+		s.webhook.Store(wh)
+	}
+	if s.cfg.GitHubToken == "" {
+		return nil
+	}
+	poller, err := github.NewPoller(github.PollerConfig{
+		Token: s.cfg.GitHubToken, BaseURL: s.cfg.GitHubAPIURL, Interval: s.cfg.GitHubPollInterval,
+		Store: st, Marker: proj, Logger: log,
+	})
+	if err != nil {
+		return fmt.Errorf("start github poller: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopBackground = cancel
+	s.background.Go(func() { poller.Run(ctx) })
 	return nil
 }
 
@@ -259,8 +320,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if err := s.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("drain http: %w", err))
 		}
+		if s.stopBackground != nil {
+			s.stopBackground()
+			s.background.Wait()
+		}
 		if s.sessions != nil {
 			s.sessions.Close()
+		}
+		if s.git != nil {
+			s.git.Close()
 		}
 		if s.projector != nil {
 			s.projector.Close()
@@ -287,6 +355,14 @@ func (s *Server) BootSnapshot(ctx context.Context) (shared.BootResponse, error) 
 		return shared.BootResponse{}, shared.Errorf(shared.CodeUnavailable, "server is starting")
 	}
 	return gw.Boot(ctx, "", nil)
+}
+
+// worktreeDir is where task worktrees are made.
+func (s *Server) worktreeDir() string {
+	if s.cfg.DataDir != "" {
+		return filepath.Join(s.cfg.DataDir, "worktrees")
+	}
+	return filepath.Join(os.TempDir(), "herd-worktrees")
 }
 
 // scratchDir is where agents of tasks without a repository work.

@@ -294,7 +294,7 @@ func TestAgentsFileAddsProfiles(t *testing.T) {
 	session := c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": "echo"})
 	c.call("session.subscribe", map[string]any{"session_id": session["id"]})
 	awaitState(t, c, session["id"], "WAITING_FOR_INPUT")
-	c.callErr("session.git.refresh", map[string]any{"session_id": session["id"]}, "unavailable")
+	require.Equal(t, map[string]any{}, c.call("session.git.refresh", map[string]any{"session_id": session["id"]}), "a task without repositories has nothing to observe")
 	c.callErr("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": "nobody"}, "not_found")
 
 	bad := filepath.Join(t.TempDir(), "bad.json")

@@ -51,4 +51,5 @@ const (
 	NotifySessionTurnStarted     = "session.turn.started"
 	NotifySessionTurnSettled     = "session.turn.settled"
 	NotifySessionQueueChanged    = "session.queue.changed"
+	NotifySessionGitUpdated      = "session.git.updated"
 )

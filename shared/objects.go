@@ -21,9 +21,12 @@ type Task struct {
 	PrimarySessionID string `json:"primary_session_id,omitempty"`
 	// Repositories lists the repositories attached to the task; never null.
 	Repositories []TaskRepository `json:"repositories"`
-	Archived     bool             `json:"archived"`
-	CreatedAt    time.Time        `json:"created_at"`
-	UpdatedAt    time.Time        `json:"updated_at"`
+	// PullRequestURL links a pull request to the task explicitly; empty
+	// when pull requests are linked by the task's branches alone.
+	PullRequestURL string    `json:"pull_request_url,omitempty"`
+	Archived       bool      `json:"archived"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 	// ForegroundActivity aggregates the task's sessions coarsely: generating
 	// while one runs, absent when all are settled.
 	ForegroundActivity ForegroundActivity `json:"foreground_activity,omitempty"`
@@ -44,6 +47,40 @@ type TaskRepository struct {
 	Branch string `json:"branch,omitempty"`
 	// WorktreePath is where the agent runs; empty until a worktree exists.
 	WorktreePath string `json:"worktree_path,omitempty"`
+	// RunInPlace is true when the agent runs in Path itself, without a
+	// worktree of its own.
+	RunInPlace bool `json:"run_in_place,omitempty"`
+}
+
+// RepositoryGit is the latest git observation of one task repository, as
+// the session view shows it.
+type RepositoryGit struct {
+	RepositoryID string `json:"repository_id"`
+	Path         string `json:"path"`
+	// Branch is the branch observed: the task's working branch, or the
+	// checked-out branch of a repository run in place.
+	Branch     string `json:"branch,omitempty"`
+	BaseBranch string `json:"base_branch"`
+	// ObservedAt is absent while the repository has not been observed;
+	// the totals then mean nothing.
+	ObservedAt   *time.Time `json:"observed_at,omitempty"`
+	Additions    int        `json:"additions"`
+	Deletions    int        `json:"deletions"`
+	ChangedFiles int        `json:"changed_files"`
+	// Ahead and Behind count commits against the base branch; both are 0
+	// when ComparisonUnavailable.
+	Ahead  int `json:"ahead"`
+	Behind int `json:"behind"`
+	// ComparisonUnavailable is true when the base branch cannot be
+	// resolved; the totals are then those of the uncommitted changes.
+	ComparisonUnavailable bool `json:"comparison_unavailable,omitempty"`
+	// UpstreamAhead and UpstreamBehind count commits against the branch's
+	// upstream; absent when it has none.
+	UpstreamAhead  *int `json:"upstream_ahead,omitempty"`
+	UpstreamBehind *int `json:"upstream_behind,omitempty"`
+	// Error is the newest observation's failure, when it failed; the totals
+	// are those of the last observation that succeeded.
+	Error string `json:"error,omitempty"`
 }
 
 // SessionState is a session's lifecycle state.

@@ -74,6 +74,9 @@ type RepositoryInput struct {
 	Path string `json:"path"`
 	// BaseBranch defaults to the repository's current branch.
 	BaseBranch string `json:"base_branch,omitempty"`
+	// RunInPlace runs the agent in Path itself instead of a worktree of the
+	// task's own.
+	RunInPlace bool `json:"run_in_place,omitempty"`
 }
 
 // TaskCreateRequest creates a task.
@@ -98,6 +101,17 @@ type TaskUpdateRequest struct {
 	Title            *string `json:"title,omitempty"`
 	Description      *string `json:"description,omitempty"`
 	PrimarySessionID *string `json:"primary_session_id,omitempty"`
+	// PullRequestURL links a pull request to the task explicitly; an empty
+	// string removes the link.
+	PullRequestURL *string `json:"pull_request_url,omitempty"`
+}
+
+// TaskArchiveRequest archives a task and removes its worktrees. A worktree
+// with uncommitted work, or a locked one, makes it fail with conflict
+// unless Force is set.
+type TaskArchiveRequest struct {
+	TaskID string `json:"task_id"`
+	Force  bool   `json:"force,omitempty"`
 }
 
 // TaskEvent is the payload of task.created, task.updated and task.deleted:
@@ -155,6 +169,17 @@ type SessionSnapshot struct {
 	Queue    []QueuedPrompt `json:"queue"`
 	// Pending lists the unanswered permission and clarification requests.
 	Pending []Message `json:"pending"`
+	// Git holds the latest observation of each of the task's repositories;
+	// never null.
+	Git []RepositoryGit `json:"git"`
+}
+
+// SessionGitEvent is the payload of session.git.updated: the latest
+// observations of the session's task repositories, all of them.
+type SessionGitEvent struct {
+	SessionID    string          `json:"session_id"`
+	TaskID       string          `json:"task_id"`
+	Repositories []RepositoryGit `json:"repositories"`
 }
 
 // SessionSubscribeResponse answers session.subscribe; Snapshot is present

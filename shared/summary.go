@@ -84,6 +84,9 @@ type GitSummary struct {
 	ChangedFiles int `json:"changed_files"`
 	Ahead        int `json:"ahead"`
 	Behind       int `json:"behind"`
+	// ComparisonUnavailable is true when some repository's base branch
+	// cannot be resolved; Ahead and Behind leave that repository out.
+	ComparisonUnavailable bool `json:"comparison_unavailable,omitempty"`
 }
 
 // PullRequestSummary aggregates a task's pull requests.

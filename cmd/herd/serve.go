@@ -71,6 +71,11 @@ func parseServeFlags(args []string, stderr io.Writer) (server.Config, logOptions
 		envErrs = append(envErrs, err)
 		return v
 	}
+	envInt := func(name string, def int) int {
+		v, err := envParsed(name, def, strconv.Atoi)
+		envErrs = append(envErrs, err)
+		return v
+	}
 	envDuration := func(name string, def time.Duration) time.Duration {
 		v, err := envParsed(name, def, time.ParseDuration)
 		envErrs = append(envErrs, err)
@@ -87,6 +92,18 @@ func parseServeFlags(args []string, stderr io.Writer) (server.Config, logOptions
 	fs.BoolVar(&cfg.ClaudeBackgroundPromptHandoff, "feature-claude-background-prompt-handoff",
 		envBool("HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF", false),
 		"experiment: show Claude sessions working in the background as such; restart to change (HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF)")
+	fs.DurationVar(&cfg.GitSlowInterval, "git-slow-interval", envDuration("HERD_GIT_SLOW_INTERVAL", 30*time.Second),
+		"git observation `interval` of a task with a running session (HERD_GIT_SLOW_INTERVAL)")
+	fs.DurationVar(&cfg.GitFastInterval, "git-fast-interval", envDuration("HERD_GIT_FAST_INTERVAL", 2*time.Second),
+		"git observation `interval` of the session a browser shows in front (HERD_GIT_FAST_INTERVAL)")
+	fs.IntVar(&cfg.GitWorkers, "git-workers", envInt("HERD_GIT_WORKERS", 4), "git observations running at once, at most (HERD_GIT_WORKERS)")
+	fs.StringVar(&cfg.GitHubWebhookSecret, "github-webhook-secret", env("HERD_GITHUB_WEBHOOK_SECRET", ""),
+		"`secret` of the GitHub webhook; empty disables POST /api/v1/github/webhook (HERD_GITHUB_WEBHOOK_SECRET)")
+	fs.StringVar(&cfg.GitHubToken, "github-token", env("HERD_GITHUB_TOKEN", ""),
+		"GitHub `token` for polling pull requests when webhooks cannot reach this server; empty leaves polling off (HERD_GITHUB_TOKEN)")
+	fs.StringVar(&cfg.GitHubAPIURL, "github-api-url", env("HERD_GITHUB_API_URL", ""), "GitHub REST API `url` for polling; empty means https://api.github.com (HERD_GITHUB_API_URL)")
+	fs.DurationVar(&cfg.GitHubPollInterval, "github-poll-interval", envDuration("HERD_GITHUB_POLL_INTERVAL", time.Minute),
+		"pause between GitHub polling rounds (HERD_GITHUB_POLL_INTERVAL)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("HERD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown `limit` (HERD_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&lo.level, "log-level", env("HERD_LOG_LEVEL", "info"), "log `level`: debug, info, warn, error (HERD_LOG_LEVEL)")
 	fs.StringVar(&lo.format, "log-format", env("HERD_LOG_FORMAT", "text"), "log `format`: text or json (HERD_LOG_FORMAT)")

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -142,7 +144,12 @@ func (g *Gateway) taskCreate(ctx context.Context, _ *conn, req shared.TaskCreate
 	if req.Prompt != "" {
 		return nil, shared.Errorf(shared.CodeUnavailable, "starting a session from task.create is not available in this server version; create the task without a prompt")
 	}
-	task, err := g.cfg.Store.CreateTask(ctx, req)
+	var task shared.Task
+	if g.cfg.Tasks != nil {
+		task, err = g.cfg.Tasks.CreateTask(ctx, req)
+	} else {
+		task, err = g.cfg.Store.CreateTask(ctx, req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -178,24 +185,70 @@ func (g *Gateway) taskUpdate(ctx context.Context, _ *conn, req shared.TaskUpdate
 			return nil, err
 		}
 	}
+	if req.PullRequestURL != nil {
+		link, err := pullRequestURL(*req.PullRequestURL)
+		if err != nil {
+			return nil, err
+		}
+		req.PullRequestURL = &link
+	}
 	task, err := g.cfg.Store.UpdateTask(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	g.publishTask(shared.NotifyTaskUpdated, task)
-	if g.cfg.Summaries != nil && req.PrimarySessionID != nil {
-		g.cfg.Summaries.Mark(task.ID) // the summary shows the primary session
+	marks := []string{task.ID}
+	if req.PullRequestURL != nil {
+		// The link moves stored pull requests between tasks.
+		losers, err := g.cfg.Store.RelinkPullRequests(ctx, task.ID)
+		if err != nil {
+			return nil, err
+		}
+		marks = append(marks, losers...)
+	}
+	if g.cfg.Summaries != nil && (req.PrimarySessionID != nil || req.PullRequestURL != nil) {
+		// The summary shows the primary session and the pull requests.
+		for _, id := range marks {
+			g.cfg.Summaries.Mark(id)
+		}
 	}
 	return task, nil
 }
 
-// taskArchive archives a task. Archived tasks leave the default task list;
-// the feed reports the change as task.updated with archived set.
-func (g *Gateway) taskArchive(ctx context.Context, _ *conn, req shared.TaskRef) (any, error) {
+// pullRequestURL checks an explicit pull request link: empty (no link), or
+// an https URL whose path is /OWNER/REPO/pull/NUMBER, as GitHub and
+// GitHub Enterprise name pull requests.
+func pullRequestURL(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", nil
+	}
+	u, err := url.Parse(s)
+	if err == nil && u.Scheme == "https" && u.Host != "" && u.RawQuery == "" && u.Fragment == "" {
+		parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+		if len(parts) == 4 && parts[0] != "" && parts[1] != "" && parts[2] == "pull" {
+			if n, err := strconv.Atoi(parts[3]); err == nil && n > 0 {
+				return s, nil
+			}
+		}
+	}
+	return "", shared.Errorf(shared.CodeBadRequest, "pull_request_url %q is not a pull request link such as https://github.com/OWNER/REPO/pull/17", s)
+}
+
+// taskArchive archives a task and removes its worktrees; uncommitted work
+// in one refuses it unless forced. Archived tasks leave the default task
+// list; the feed reports the change as task.updated with archived set.
+func (g *Gateway) taskArchive(ctx context.Context, _ *conn, req shared.TaskArchiveRequest) (any, error) {
 	if err := requireID("task_id", req.TaskID); err != nil {
 		return nil, err
 	}
-	task, err := g.cfg.Store.ArchiveTask(ctx, req.TaskID)
+	var task shared.Task
+	var err error
+	if g.cfg.Tasks != nil {
+		task, err = g.cfg.Tasks.ArchiveTask(ctx, req)
+	} else {
+		task, err = g.cfg.Store.ArchiveTask(ctx, req.TaskID)
+	}
 	if err != nil {
 		return nil, err
 	}

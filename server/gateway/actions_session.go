@@ -91,6 +91,9 @@ func (g *Gateway) sessionSubscribe(ctx context.Context, c *conn, req shared.Sess
 		return shared.SessionSubscribeResponse{Joined: false}, err
 	}
 	snapshot, err := g.cfg.Sessions.Snapshot(ctx, req.SessionID)
+	if err == nil {
+		snapshot.Git, err = g.cfg.Store.RepositoryGits(ctx, snapshot.Session.TaskID)
+	}
 	if err != nil {
 		c.leaveSession(req.SessionID)
 		return nil, err
@@ -106,21 +109,32 @@ func (g *Gateway) sessionUnsubscribe(_ context.Context, c *conn, req shared.Sess
 	return shared.Empty{}, nil
 }
 
-// sessionFocus acknowledges the session the client shows in front. It
-// never replays anything; git polling priority follows it once git
-// observation exists.
-func (g *Gateway) sessionFocus(ctx context.Context, _ *conn, req shared.SessionRef) (any, error) {
+// sessionFocus records the session the client shows in front: its task's
+// repositories get the fast git cadence while it stays there. A
+// connection focuses one session at a time; focusing another, or closing,
+// gives the focus back. It never replays anything.
+func (g *Gateway) sessionFocus(ctx context.Context, c *conn, req shared.SessionRef) (any, error) {
 	if err := requireID("session_id", req.SessionID); err != nil {
 		return nil, err
 	}
 	if _, err := g.cfg.Sessions.Get(ctx, req.SessionID); err != nil {
 		return nil, err
 	}
+	if g.cfg.Git == nil || c.focus == req.SessionID {
+		return shared.Empty{}, nil
+	}
+	release, err := g.cfg.Git.Focus(ctx, req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	c.setFocus(req.SessionID, release)
 	return shared.Empty{}, nil
 }
 
-// sessionGitRefresh will schedule a git observation; this version does not
-// observe repositories yet, and says so.
+// sessionGitRefresh schedules a fresh git observation of the session's
+// repositories; focus and membership stay as they are. The result
+// reaches the session's subscribers as session.git.updated and the task
+// row as its summary.
 func (g *Gateway) sessionGitRefresh(ctx context.Context, _ *conn, req shared.SessionRef) (any, error) {
 	if err := requireID("session_id", req.SessionID); err != nil {
 		return nil, err
@@ -128,7 +142,13 @@ func (g *Gateway) sessionGitRefresh(ctx context.Context, _ *conn, req shared.Ses
 	if _, err := g.cfg.Sessions.Get(ctx, req.SessionID); err != nil {
 		return nil, err
 	}
-	return nil, shared.Errorf(shared.CodeUnavailable, "this server version does not observe git repositories yet")
+	if g.cfg.Git == nil {
+		return nil, shared.Errorf(shared.CodeUnavailable, "this server does not observe git repositories")
+	}
+	if err := g.cfg.Git.Refresh(ctx, req.SessionID); err != nil {
+		return nil, err
+	}
+	return shared.Empty{}, nil
 }
 
 func (g *Gateway) sessionCancel(ctx context.Context, _ *conn, req shared.SessionRef) (any, error) {

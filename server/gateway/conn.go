@@ -41,6 +41,12 @@ type conn struct {
 
 	mu       sync.Mutex                // guards sessions
 	sessions map[string]*sessionStream // the open sessions' stream state
+
+	// focus is the session the client shows in front, and the release of
+	// its git focus. Only ordered actions and serve's teardown touch them,
+	// one at a time.
+	focus        string
+	releaseFocus func()
 }
 
 func newConn(g *Gateway, ws *websocket.Conn, remote string) *conn {
@@ -77,6 +83,7 @@ func (c *conn) serve() {
 	c.g.feed.drop(c)
 	c.g.sessionFeed.drop(c)
 	c.out.close()
+	c.setFocus("", nil)
 	c.mu.Lock()
 	streams := c.sessions
 	c.sessions = map[string]*sessionStream{}
@@ -84,6 +91,15 @@ func (c *conn) serve() {
 	for id, st := range streams {
 		c.logStream(id, st)
 	}
+}
+
+// setFocus records the focused session and releases the previous one's
+// git focus.
+func (c *conn) setFocus(sessionID string, release func()) {
+	if c.releaseFocus != nil {
+		c.releaseFocus()
+	}
+	c.focus, c.releaseFocus = sessionID, release
 }
 
 // readLoop reads frames until the connection fails or closes.

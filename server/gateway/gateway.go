@@ -25,6 +25,24 @@ type Store interface {
 	UpdateTask(ctx context.Context, in shared.TaskUpdateRequest) (shared.Task, error)
 	ArchiveTask(ctx context.Context, id string) (shared.Task, error)
 	ListTasks(ctx context.Context, q shared.TaskListRequest) (shared.TaskListResponse, error)
+	RelinkPullRequests(ctx context.Context, taskID string) ([]string, error)
+	RepositoryGits(ctx context.Context, taskID string) ([]shared.RepositoryGit, error)
+}
+
+// Tasks creates and archives tasks together with their worktrees.
+type Tasks interface {
+	CreateTask(ctx context.Context, in shared.TaskCreateRequest) (shared.Task, error)
+	ArchiveTask(ctx context.Context, in shared.TaskArchiveRequest) (shared.Task, error)
+}
+
+// Git observes the repositories of sessions' tasks.
+type Git interface {
+	// Focus gives the session's repositories the fast cadence until
+	// release is called.
+	Focus(ctx context.Context, sessionID string) (release func(), err error)
+	// Refresh schedules one fresh observation of the session's
+	// repositories.
+	Refresh(ctx context.Context, sessionID string) error
 }
 
 // ProfileLister lists agent profiles with their availability on this machine.
@@ -41,7 +59,13 @@ type Config struct {
 	// Summaries is told about task changes that summaries derive from
 	// and serves error.dismiss; nil leaves that action unknown.
 	Summaries Summaries
-	Logger    *slog.Logger
+	// Tasks creates and archives tasks with their worktrees; nil leaves
+	// both to the store alone (no worktrees).
+	Tasks Tasks
+	// Git serves focus and session.git.refresh; nil makes focus only
+	// acknowledge and session.git.refresh unavailable.
+	Git    Git
+	Logger *slog.Logger
 	// Registerer receives the gateway's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	// Version and Features describe the server in boot responses.

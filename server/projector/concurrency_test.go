@@ -146,12 +146,13 @@ func change(ctx context.Context, db *testDB, p *Projector, rng *rand.Rand, f fix
 		}
 		return db.RecordGitObservation(ctx, f.repos[rng.IntN(len(f.repos))], o)
 	case 7:
-		return db.UpsertPullRequest(ctx, store.PullRequest{
+		_, err := db.UpsertPullRequest(ctx, store.PullRequest{
 			TaskID: f.id, Repository: "o/" + f.id, Number: 1 + rng.IntN(3), URL: "u",
 			State:       []string{store.PullRequestOpen, store.PullRequestClosed}[rng.IntN(2)],
 			ChecksState: []string{"", store.ChecksPending, store.ChecksSuccess, store.ChecksFailure}[rng.IntN(4)],
 			ReviewState: []string{"", store.ReviewRequired, store.ReviewApproved, store.ReviewChangesRequested}[rng.IntN(4)],
 		})
+		return err
 	default:
 		srcs, err := db.SummarySources(ctx, []string{f.id})
 		if err != nil || len(srcs) == 0 || srcs[0].NewestError == nil {

@@ -105,7 +105,8 @@ func Preview(content string) string {
 }
 
 // gitSummary totals the latest successful observation of every repository
-// that has one; ahead and behind only where the comparison is available.
+// that has one; ahead and behind only where the comparison is available,
+// and flags the summary when it is not.
 // It is nil while no repository has been observed: missing data never
 // reads as a clean tree.
 func gitSummary(repos []store.RepositoryObservation) *shared.GitSummary {
@@ -121,7 +122,9 @@ func gitSummary(repos []store.RepositoryObservation) *shared.GitSummary {
 		sum.Additions += o.Additions
 		sum.Deletions += o.Deletions
 		sum.ChangedFiles += o.ChangedFiles
-		if !o.ComparisonUnavailable {
+		if o.ComparisonUnavailable {
+			sum.ComparisonUnavailable = true
+		} else {
 			sum.Ahead += o.Ahead
 			sum.Behind += o.Behind
 		}

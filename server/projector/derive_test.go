@@ -189,7 +189,7 @@ func TestDeriveGit(t *testing.T) {
 				{RepositoryID: "a", Observation: obs(1, 1, 1, 4, 5, false)},
 				{RepositoryID: "b", Observation: obs(1, 1, 1, 100, 100, true)},
 			},
-			&shared.GitSummary{Additions: 2, Deletions: 2, ChangedFiles: 2, Ahead: 4, Behind: 5},
+			&shared.GitSummary{Additions: 2, Deletions: 2, ChangedFiles: 2, Ahead: 4, Behind: 5, ComparisonUnavailable: true},
 		},
 	}
 	for _, tt := range tests {
@@ -375,6 +375,8 @@ func setLeaf(v reflect.Value, path []int) string {
 			f.SetString(f.String() + "-changed")
 		case f.CanInt():
 			f.SetInt(f.Int() + 100)
+		case f.Kind() == reflect.Bool:
+			f.SetBool(!f.Bool())
 		default:
 			panic("setLeaf: unhandled kind " + f.Kind().String())
 		}

@@ -170,7 +170,7 @@ func TestGitTotalsNeverForgetAnUnchangedRepository(t *testing.T) {
 		require.Len(t, pub.forTask(task.ID), published)
 
 		observe(b, store.GitObservation{Additions: 5, Ahead: 9, ComparisonUnavailable: true})
-		require.Equal(t, &shared.GitSummary{Additions: 6, Deletions: 2, ChangedFiles: 3, Ahead: 1}, db.stored(t, task.ID).Git)
+		require.Equal(t, &shared.GitSummary{Additions: 6, Deletions: 2, ChangedFiles: 3, Ahead: 1, ComparisonUnavailable: true}, db.stored(t, task.ID).Git)
 	})
 }
 
@@ -180,12 +180,14 @@ func TestPullRequestUpdatesReachTheSummary(t *testing.T) {
 		p := start(t, db, &recorder{})
 		task := db.task(t)
 		pr := store.PullRequest{TaskID: task.ID, Repository: "o/r", Number: 12, URL: "https://example.test/o/r/pull/12", State: store.PullRequestOpen, ChecksState: store.ChecksPending}
-		require.NoError(t, db.UpsertPullRequest(ctx, pr))
+		_, err := db.UpsertPullRequest(ctx, pr)
+		require.NoError(t, err)
 		markAndFlush(t, p, task.ID)
 		require.Equal(t, &shared.PullRequestSummary{Count: 1, OpenCount: 1, AggregateState: shared.PRPending, Number: 12, URL: pr.URL}, db.stored(t, task.ID).PullRequest)
 
 		pr.ChecksState = store.ChecksFailure
-		require.NoError(t, db.UpsertPullRequest(ctx, pr))
+		_, err = db.UpsertPullRequest(ctx, pr)
+		require.NoError(t, err)
 		markAndFlush(t, p, task.ID)
 		require.Equal(t, shared.PRFailure, db.stored(t, task.ID).PullRequest.AggregateState)
 	})

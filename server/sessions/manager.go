@@ -29,6 +29,12 @@ type Marker interface {
 	Mark(taskID string)
 }
 
+// GitWatch is told every state a session stores, so that a task's
+// repositories are watched while one of its sessions runs.
+type GitWatch interface {
+	SessionState(taskID, sessionID string, state shared.SessionState)
+}
+
 // ProfileFunc resolves an agent profile id to how to start it.
 type ProfileFunc func(ctx context.Context, id string) (agent.Profile, error)
 
@@ -52,6 +58,8 @@ type Config struct {
 	// Handoff turns on the Claude background prompt handoff experiment
 	// (see package tracker).
 	Handoff bool
+	// Git is told every stored session state; nil tells nobody.
+	Git GitWatch
 }
 
 // Manager runs sessions: their lifecycle, prompt admission and queue, and

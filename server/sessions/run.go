@@ -61,6 +61,9 @@ func (r *run) transition(ctx context.Context, from []shared.SessionState, to sha
 	r.remember(s)
 	r.m.pub.PublishSession(r.id, shared.NotifySessionStateChanged, shared.SessionStateEventOf(s), false)
 	r.m.mark(r.taskID)
+	if r.m.cfg.Git != nil {
+		r.m.cfg.Git.SessionState(r.taskID, r.id, s.State)
+	}
 	return s, nil
 }
 

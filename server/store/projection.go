@@ -92,6 +92,9 @@ type GitObservation struct {
 	// ComparisonUnavailable is true when Ahead and Behind are unknown (no
 	// base branch to compare with).
 	ComparisonUnavailable bool
+	// UpstreamAhead and UpstreamBehind count commits against the branch's
+	// upstream; nil when it has none.
+	UpstreamAhead, UpstreamBehind *int
 	// Error is non-empty for a failed observation, whose totals mean
 	// nothing.
 	Error string
@@ -126,6 +129,9 @@ type PullRequest struct {
 	Number     int
 	URL        string
 	HeadBranch string
+	// HeadSHA is the commit at the head of HeadBranch; empty when unknown.
+	// SummarySources leaves it empty: no summary derives from it.
+	HeadSHA string
 	// State is PullRequestOpen or PullRequestClosed; a merged pull request
 	// is closed and Merged.
 	State       string
@@ -135,23 +141,6 @@ type PullRequest struct {
 	ReviewState string
 	UpdatedAt   time.Time
 }
-
-// gitObservationRow is a row of git_observations.
-type gitObservationRow struct {
-	ID                    string    `gorm:"column:id;primaryKey"`
-	TaskRepositoryID      string    `gorm:"column:task_repository_id"`
-	ObservedAt            time.Time `gorm:"column:observed_at"`
-	Additions             int       `gorm:"column:additions"`
-	Deletions             int       `gorm:"column:deletions"`
-	ChangedFiles          int       `gorm:"column:changed_files"`
-	Ahead                 int       `gorm:"column:ahead"`
-	Behind                int       `gorm:"column:behind"`
-	ComparisonUnavailable bool      `gorm:"column:comparison_unavailable"`
-	Error                 string    `gorm:"column:error"`
-}
-
-// TableName implements gorm's schema.Tabler.
-func (gitObservationRow) TableName() string { return "git_observations" }
 
 // SummarySources reads the sources of the given tasks' summaries, in the
 // order of taskIDs; ids naming no task are left out, repeated ids are read
@@ -527,78 +516,6 @@ func (s *Store) AllTaskIDs(ctx context.Context, n int, fn func(ids []string) err
 		}
 		after = ids[len(ids)-1]
 	}
-}
-
-// RecordGitObservation stores an observation of a task repository. The
-// latest one by ObservedAt (then id) is the repository's current state;
-// a failed observation (Error set) is kept but never shown as totals.
-func (s *Store) RecordGitObservation(ctx context.Context, repositoryID string, o GitObservation) error {
-	if o.ObservedAt.IsZero() {
-		o.ObservedAt = now()
-	}
-	row := gitObservationRow{
-		ID: newID(), TaskRepositoryID: repositoryID, ObservedAt: dbTime(o.ObservedAt),
-		Additions: o.Additions, Deletions: o.Deletions, ChangedFiles: o.ChangedFiles, Ahead: o.Ahead, Behind: o.Behind,
-		ComparisonUnavailable: o.ComparisonUnavailable, Error: o.Error,
-	}
-	if err := s.write.WithContext(ctx).Create(&row).Error; err != nil {
-		if isForeignKeyViolation(err) {
-			return shared.Errorf(shared.CodeNotFound, "task repository %q not found", repositoryID)
-		}
-		return fmt.Errorf("record git observation of repository %s: %w", repositoryID, err)
-	}
-	return nil
-}
-
-// UpsertPullRequest stores a pull request by repository and number,
-// replacing every field of a stored one. A zero UpdatedAt means now.
-func (s *Store) UpsertPullRequest(ctx context.Context, pr PullRequest) error {
-	if err := pr.validate(); err != nil {
-		return err
-	}
-	if pr.UpdatedAt.IsZero() {
-		pr.UpdatedAt = now()
-	}
-	err := s.write.WithContext(ctx).Exec(`INSERT INTO pull_requests
-			(id, task_id, repository, number, url, head_branch, state, draft, merged, checks_state, review_state, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (repository, number) DO UPDATE SET task_id = excluded.task_id, url = excluded.url,
-			head_branch = excluded.head_branch, state = excluded.state, draft = excluded.draft,
-			merged = excluded.merged, checks_state = excluded.checks_state, review_state = excluded.review_state,
-			updated_at = excluded.updated_at`,
-		newID(), optional(pr.TaskID), pr.Repository, pr.Number, pr.URL, pr.HeadBranch, pr.State, pr.Draft,
-		pr.Merged, pr.ChecksState, pr.ReviewState, dbTime(pr.UpdatedAt)).Error
-	if err != nil {
-		if isForeignKeyViolation(err) {
-			return taskNotFound(pr.TaskID)
-		}
-		return fmt.Errorf("store pull request %s#%d: %w", pr.Repository, pr.Number, err)
-	}
-	return nil
-}
-
-// validate refuses a pull request whose identity or states the store
-// cannot keep.
-func (pr PullRequest) validate() error {
-	switch {
-	case strings.TrimSpace(pr.Repository) == "":
-		return shared.Errorf(shared.CodeBadRequest, "pull request repository is required")
-	case pr.Number <= 0:
-		return shared.Errorf(shared.CodeBadRequest, "pull request number must be positive")
-	case pr.State != PullRequestOpen && pr.State != PullRequestClosed:
-		return shared.Errorf(shared.CodeBadRequest, "pull request state %q is not open or closed", pr.State)
-	}
-	switch pr.ChecksState {
-	case "", ChecksPending, ChecksSuccess, ChecksFailure:
-	default:
-		return shared.Errorf(shared.CodeBadRequest, "pull request checks state %q is not pending, success or failure", pr.ChecksState)
-	}
-	switch pr.ReviewState {
-	case "", ReviewRequired, ReviewApproved, ReviewChangesRequested:
-	default:
-		return shared.Errorf(shared.CodeBadRequest, "pull request review state %q is not review_required, approved or changes_requested", pr.ReviewState)
-	}
-	return nil
 }
 
 // unique returns ids without repeats, in first-seen order.

@@ -50,7 +50,7 @@ func benchmarkSummarySources(b *testing.B, s *Store, n, history int) {
 		if _, _, err := s.AddUserMessage(ctx, first, fmt.Sprintf("c-%d", i), "next"); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.UpsertPullRequest(ctx, PullRequest{TaskID: task.ID, Repository: "o/r", Number: i + 1, URL: "u", State: PullRequestOpen}); err != nil {
+		if _, err := s.UpsertPullRequest(ctx, PullRequest{TaskID: task.ID, Repository: "o/r", Number: i + 1, URL: "u", State: PullRequestOpen}); err != nil {
 			b.Fatal(err)
 		}
 	}

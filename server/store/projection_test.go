@@ -97,7 +97,8 @@ func TestSummarySourcesReadsEverySource(t *testing.T) {
 			{TaskID: other.ID, Repository: "o/r", Number: 9, URL: "https://example.test/o/r/pull/9", State: PullRequestOpen, UpdatedAt: base},
 		}
 		for _, pr := range prs {
-			require.NoError(t, s.UpsertPullRequest(ctx, pr))
+			_, err := s.UpsertPullRequest(ctx, pr)
+			require.NoError(t, err)
 		}
 
 		src := mustSources(t, s, task.ID)
@@ -237,7 +238,8 @@ func TestSummarySourcesTakesAConstantNumberOfQueries(t *testing.T) {
 			_, _, err := s.AddUserMessage(ctx, session, fmt.Sprintf("c-%d", i), "q")
 			require.NoError(t, err)
 			require.NoError(t, s.RecordGitObservation(ctx, task.Repositories[0].ID, GitObservation{Additions: i}))
-			require.NoError(t, s.UpsertPullRequest(ctx, PullRequest{TaskID: task.ID, Repository: "o/r", Number: i + 1, URL: "u", State: PullRequestOpen}))
+			_, err = s.UpsertPullRequest(ctx, PullRequest{TaskID: task.ID, Repository: "o/r", Number: i + 1, URL: "u", State: PullRequestOpen})
+			require.NoError(t, err)
 			ids = append(ids, task.ID)
 		}
 		queries := countQueries(t, s)
@@ -393,16 +395,19 @@ func TestUpsertPullRequest(t *testing.T) {
 		at := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
 		pr := PullRequest{TaskID: a.ID, Repository: "o/r", Number: 1, URL: "u1", HeadBranch: "h", State: PullRequestOpen, Draft: true, UpdatedAt: at}
-		require.NoError(t, s.UpsertPullRequest(ctx, pr))
+		_, err := s.UpsertPullRequest(ctx, pr)
+		require.NoError(t, err)
 		require.Equal(t, []PullRequest{pr}, mustSources(t, s, a.ID).PullRequests)
 
 		pr.TaskID, pr.URL, pr.Draft, pr.ChecksState, pr.ReviewState, pr.UpdatedAt = b.ID, "u2", false, ChecksSuccess, ReviewApproved, at.Add(time.Hour)
-		require.NoError(t, s.UpsertPullRequest(ctx, pr))
+		_, err = s.UpsertPullRequest(ctx, pr)
+		require.NoError(t, err)
 		require.Empty(t, mustSources(t, s, a.ID).PullRequests, "the pull request moved")
 		require.Equal(t, []PullRequest{pr}, mustSources(t, s, b.ID).PullRequests)
 
 		pr.TaskID = ""
-		require.NoError(t, s.UpsertPullRequest(ctx, pr))
+		_, err = s.UpsertPullRequest(ctx, pr)
+		require.NoError(t, err)
 		require.Empty(t, mustSources(t, s, b.ID).PullRequests)
 
 		for name, bad := range map[string]PullRequest{
@@ -412,9 +417,10 @@ func TestUpsertPullRequest(t *testing.T) {
 			"unknown checks": {Repository: "o/r", Number: 1, State: PullRequestOpen, ChecksState: "green"},
 			"unknown review": {Repository: "o/r", Number: 1, State: PullRequestOpen, ReviewState: "lgtm"},
 		} {
-			require.Equal(t, shared.CodeBadRequest, shared.ErrorCode(s.UpsertPullRequest(ctx, bad)), name)
+			_, err := s.UpsertPullRequest(ctx, bad)
+			require.Equal(t, shared.CodeBadRequest, shared.ErrorCode(err), name)
 		}
-		err := s.UpsertPullRequest(ctx, PullRequest{TaskID: "missing", Repository: "o/r", Number: 2, State: PullRequestOpen})
+		_, err = s.UpsertPullRequest(ctx, PullRequest{TaskID: "missing", Repository: "o/r", Number: 2, State: PullRequestOpen})
 		require.Equal(t, shared.CodeNotFound, shared.ErrorCode(err))
 	})
 }

@@ -33,10 +33,12 @@ type taskRow struct {
 	Title       string `gorm:"column:title"`
 	Description string `gorm:"column:description"`
 	// PrimarySessionID is nil until a session is chosen.
-	PrimarySessionID *string   `gorm:"column:primary_session_id"`
-	Archived         bool      `gorm:"column:archived"`
-	CreatedAt        time.Time `gorm:"column:created_at"`
-	UpdatedAt        time.Time `gorm:"column:updated_at"`
+	PrimarySessionID *string `gorm:"column:primary_session_id"`
+	// PullRequestURL is nil while no pull request is linked explicitly.
+	PullRequestURL *string   `gorm:"column:pull_request_url"`
+	Archived       bool      `gorm:"column:archived"`
+	CreatedAt      time.Time `gorm:"column:created_at"`
+	UpdatedAt      time.Time `gorm:"column:updated_at"`
 }
 
 // TableName implements gorm's schema.Tabler.
@@ -119,6 +121,9 @@ func (r taskRow) toTask() shared.Task {
 	if r.PrimarySessionID != nil {
 		t.PrimarySessionID = *r.PrimarySessionID
 	}
+	if r.PullRequestURL != nil {
+		t.PullRequestURL = *r.PullRequestURL
+	}
 	return t
 }
 
@@ -130,6 +135,7 @@ func (r taskRepositoryRow) toRepository() shared.TaskRepository {
 		BaseBranch:   r.BaseBranch,
 		Branch:       r.Branch,
 		WorktreePath: r.WorktreePath,
+		RunInPlace:   r.RunInPlace,
 	}
 }
 

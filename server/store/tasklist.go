@@ -95,7 +95,7 @@ func pageSize(limit int) (int, error) {
 // screen.
 func findTasks(query *gorm.DB, capacity int) ([]taskRow, error) {
 	rows, err := query.Model(&taskRow{}).
-		Select("id, workspace_id, title, description, primary_session_id, archived, created_at, updated_at").
+		Select("id, workspace_id, title, description, primary_session_id, pull_request_url, archived, created_at, updated_at").
 		Rows()
 	if err != nil {
 		return nil, fmt.Errorf("load tasks: %w", err)
@@ -104,7 +104,7 @@ func findTasks(query *gorm.DB, capacity int) ([]taskRow, error) {
 	out := make([]taskRow, 0, capacity)
 	for rows.Next() {
 		var r taskRow
-		err := rows.Scan(&r.ID, &r.WorkspaceID, &r.Title, &r.Description, &r.PrimarySessionID, &r.Archived, &r.CreatedAt, &r.UpdatedAt)
+		err := rows.Scan(&r.ID, &r.WorkspaceID, &r.Title, &r.Description, &r.PrimarySessionID, &r.PullRequestURL, &r.Archived, &r.CreatedAt, &r.UpdatedAt)
 		if err != nil {
 			return nil, fmt.Errorf("load tasks: %w", err)
 		}
@@ -155,7 +155,7 @@ func withDetails(ctx context.Context, db *gorm.DB, rows []taskRow) ([]shared.Tas
 // capped at its own end.
 func loadRepositories(ctx context.Context, db *gorm.DB, ids []string, tasks []shared.Task, index map[string]int) error {
 	rows, err := db.WithContext(ctx).Model(&taskRepositoryRow{}).
-		Select("task_id, id, path, base_branch, branch, worktree_path").
+		Select("task_id, id, path, base_branch, branch, worktree_path, run_in_place").
 		Where("task_id IN ?", ids).Order("task_id, position").Rows()
 	if err != nil {
 		return fmt.Errorf("load task repositories: %w", err)
@@ -166,7 +166,7 @@ func loadRepositories(ctx context.Context, db *gorm.DB, ids []string, tasks []sh
 	var taskID string
 	for rows.Next() {
 		var r shared.TaskRepository
-		if err := rows.Scan(&taskID, &r.ID, &r.Path, &r.BaseBranch, &r.Branch, &r.WorktreePath); err != nil {
+		if err := rows.Scan(&taskID, &r.ID, &r.Path, &r.BaseBranch, &r.Branch, &r.WorktreePath, &r.RunInPlace); err != nil {
 			return fmt.Errorf("load task repositories: %w", err)
 		}
 		all = append(all, r)

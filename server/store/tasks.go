@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,10 +12,30 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
+// NewTaskID returns a fresh task id, for a caller that prepares a task's
+// resources (its worktrees) before CreateTaskAs stores it.
+func NewTaskID() string { return newID() }
+
+// RepositoryCheckout is where a new task's repository is worked on: the
+// task's branch and worktree, and the base branch they were made from.
+type RepositoryCheckout struct {
+	Branch, WorktreePath, BaseBranch string
+}
+
 // CreateTask creates a task with its repositories and its first status
 // summary (revision 1) in one transaction. It returns the task with both.
 func (s *Store) CreateTask(ctx context.Context, in shared.TaskCreateRequest) (shared.Task, error) {
+	return s.CreateTaskAs(ctx, newID(), in, nil)
+}
+
+// CreateTaskAs is CreateTask for a task whose id (from NewTaskID) and
+// repository checkouts were prepared beforehand: checkouts is empty, or
+// holds one entry per repository of in, in order; an entry's empty base
+// branch keeps the requested one.
+func (s *Store) CreateTaskAs(ctx context.Context, id string, in shared.TaskCreateRequest, checkouts []RepositoryCheckout) (shared.Task, error) {
 	switch {
+	case len(checkouts) != 0 && len(checkouts) != len(in.Repositories):
+		return shared.Task{}, fmt.Errorf("create task: %d checkouts for %d repositories", len(checkouts), len(in.Repositories))
 	case in.WorkspaceID == "":
 		return shared.Task{}, shared.Errorf(shared.CodeBadRequest, "workspace_id is required")
 	case strings.TrimSpace(in.Title) == "":
@@ -28,7 +49,7 @@ func (s *Store) CreateTask(ctx context.Context, in shared.TaskCreateRequest) (sh
 
 	created := now()
 	task := taskRow{
-		ID:          newID(),
+		ID:          id,
 		WorkspaceID: in.WorkspaceID,
 		Title:       in.Title,
 		Description: in.Description,
@@ -42,8 +63,16 @@ func (s *Store) CreateTask(ctx context.Context, in shared.TaskCreateRequest) (sh
 			TaskID:     task.ID,
 			Path:       r.Path,
 			BaseBranch: r.BaseBranch,
+			RunInPlace: r.RunInPlace,
 			Position:   i,
 			CreatedAt:  created,
+		}
+		if len(checkouts) > 0 {
+			c := checkouts[i]
+			repos[i].Branch, repos[i].WorktreePath = c.Branch, c.WorktreePath
+			if c.BaseBranch != "" {
+				repos[i].BaseBranch = c.BaseBranch
+			}
 		}
 	}
 	summary := shared.TaskStatusSummary{Revision: 1, UpdatedAt: created}
@@ -113,6 +142,9 @@ func (s *Store) UpdateTask(ctx context.Context, in shared.TaskUpdateRequest) (sh
 	}
 	if in.PrimarySessionID != nil && *in.PrimarySessionID == "" {
 		changes["primary_session_id"] = nil
+	}
+	if in.PullRequestURL != nil {
+		changes["pull_request_url"] = optional(*in.PullRequestURL)
 	}
 
 	var out shared.Task
@@ -194,4 +226,44 @@ func getTask(ctx context.Context, db *gorm.DB, id string) (shared.Task, error) {
 // taskNotFound is the error for a task id that names no task.
 func taskNotFound(id string) error {
 	return shared.Errorf(shared.CodeNotFound, "task %q not found", id)
+}
+
+// RelinkPullRequests applies a task's explicit pull request link to the
+// stored pull requests: the one at the task's pull_request_url moves to
+// the task, and the task lets go of every other one that its own branches
+// do not claim. It returns the other tasks that lost a pull request, whose
+// summaries change too.
+func (s *Store) RelinkPullRequests(ctx context.Context, taskID string) ([]string, error) {
+	var losers []string
+	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var task taskRow
+		if err := tx.Select("id, pull_request_url").Where("id = ?", taskID).Take(&task).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return taskNotFound(taskID)
+			}
+			return fmt.Errorf("load task %s: %w", taskID, err)
+		}
+		link := ""
+		if task.PullRequestURL != nil {
+			link = *task.PullRequestURL
+		}
+		if link != "" {
+			err := tx.Raw("SELECT DISTINCT task_id FROM pull_requests WHERE url = ? AND task_id IS NOT NULL AND task_id <> ?",
+				link, taskID).Scan(&losers).Error
+			if err != nil {
+				return fmt.Errorf("link pull request: %w", err)
+			}
+			if err := tx.Exec("UPDATE pull_requests SET task_id = ? WHERE url = ?", taskID, link).Error; err != nil {
+				return fmt.Errorf("link pull request: %w", err)
+			}
+		}
+		err := tx.Exec(`UPDATE pull_requests SET task_id = NULL
+			WHERE task_id = ? AND url <> ? AND head_branch NOT IN (
+				SELECT branch FROM task_repositories WHERE task_id = ? AND branch <> '')`, taskID, link, taskID).Error
+		if err != nil {
+			return fmt.Errorf("unlink pull requests: %w", err)
+		}
+		return nil
+	})
+	return losers, err
 }
