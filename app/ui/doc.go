@@ -57,6 +57,10 @@
 //     banner with the preview as text and a Dismiss button that sends
 //     error.dismiss {task_id, stamp}. The banner leaves only when a newer
 //     summary without the error arrives; a failed request shows why.
+//   - The selected task's Git panel lists each repository's latest
+//     observation from the open session's detail (its snapshot, then
+//     session.git.updated), and its Refresh button sends
+//     session.git.refresh; the result arrives as a notification.
 //   - The browser's online and visibilitychange events nudge the client
 //     to reconnect at once instead of waiting out its backoff.
 //

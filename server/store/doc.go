@@ -22,6 +22,16 @@
 // database lock, and a few reader connections that WAL lets read while the
 // writer writes. On PostgreSQL one pool serves both.
 //
+// # Git and GitHub
+//
+// A task repository keeps at most two git observations, its newest and its
+// newest successful one (RecordGitObservation prunes the rest); summaries
+// total the successful ones and RepositoryGits shows both. A GitHub
+// delivery is applied and its id recorded in one transaction
+// (ApplyDelivery), so a replay changes nothing and a failure records
+// nothing. Check states are kept per source and head commit in
+// github_checks; a pull request's checks state derives from them.
+//
 // # Migrations
 //
 // Open applies the embedded migrations of the migrations package with
