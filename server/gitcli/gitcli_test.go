@@ -15,28 +15,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/herd-dev/herd/server/gitcli"
 	"github.com/herd-dev/herd/server/gitcli/gittest"
 )
 
-func TestMain(m *testing.M) {
-	cleanup, err := gittest.Isolate()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "isolate git:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(gittest.Main(m)) }
 
 func TestRunReturnsStandardOutput(t *testing.T) {
 	repo := gittest.Init(t)

@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,7 +23,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "github.com/mattn/go-sqlite3"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/server/store/storetest"
@@ -41,21 +39,7 @@ const (
 	testSHA    = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	storetest.Close()
-	if code == 0 {
-		err := goleak.Find(
-			goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
-			goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
-		)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // forEachDialect runs fn as one subtest per database.
 func forEachDialect(t *testing.T, fn func(t *testing.T, db *testDB)) {
@@ -79,22 +63,10 @@ type testDB struct {
 func openDB(tb testing.TB, dialect string) *testDB {
 	tb.Helper()
 	ctx := context.Background()
-	var cfg store.Config
-	var driver, dsn string
-	switch dialect {
-	case "sqlite":
-		dir := tb.TempDir()
-		cfg = store.Config{DataDir: dir}
-		driver, dsn = "sqlite3", filepath.Join(dir, "herd.db")+"?_foreign_keys=on&_busy_timeout=5000"
-	case "postgres":
-		cfg = store.Config{URL: storetest.PostgresDatabase(tb)}
-		driver, dsn = "pgx", cfg.URL
-	default:
-		tb.Fatalf("unknown dialect %q", dialect)
-	}
-	st, err := store.Open(ctx, cfg)
+	db := storetest.NewDatabase(tb, dialect)
+	st, err := store.Open(ctx, store.Config{URL: db.URL, DataDir: db.DataDir})
 	require.NoError(tb, err)
-	raw, err := sql.Open(driver, dsn)
+	raw, err := sql.Open(db.Driver, db.DSN)
 	require.NoError(tb, err)
 	// Cleanups run last first: the raw connection closes before the store,
 	// and both before the database is dropped.

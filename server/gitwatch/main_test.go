@@ -1,34 +1,17 @@
 package gitwatch_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/herd-dev/herd/server/gitcli/gittest"
 	"github.com/herd-dev/herd/server/worktree"
 )
 
-func TestMain(m *testing.M) {
-	cleanup, err := gittest.Isolate()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "isolate git:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(gittest.Main(m)) }
 
 // MustWorktree adds a worktree of repo on branch herd/task, started from
 // main, and returns its path.

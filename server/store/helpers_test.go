@@ -17,12 +17,9 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// TestMain closes the shared PostgreSQL admin connection after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	storetest.Close()
-	os.Exit(code)
-}
+// TestMain closes the shared PostgreSQL admin connection after the tests
+// and checks for leaked goroutines.
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // testDialects lists the databases the suite runs against.
 var testDialects = []string{dialectSQLite, dialectPostgres}

@@ -2,7 +2,6 @@ package taskgit_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,20 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	cleanup, err := gittest.Isolate()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener")); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(gittest.Main(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener")))
 }
 
 // marks records the tasks marked for the projector.
