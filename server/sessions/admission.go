@@ -36,13 +36,30 @@ func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, co
 		r.mu.Unlock()
 		return shared.MessageAddResponse{}, shared.Errorf(shared.CodeNotPromptable, "session is %s; prompts are accepted once it waits for input", state)
 	}
-	msg, created, err := m.cfg.Store.AddUserMessage(ctx, sessionID, clientMessageID, content)
+	// An idle session takes the prompt at once: its tracker claim is taken
+	// first, so the prompt is stored already claimed, in one write.
+	var claim tracker.Claim
+	token := ""
+	if slices.Contains(promptable, state) && !r.stopping {
+		if c, err := m.tr.Claim(r.id, r.taskID); err == nil {
+			claim, token = c, newToken()
+		}
+	}
+	msg, created, claimed, err := m.cfg.Store.AddAndClaimUserMessage(ctx, sessionID, clientMessageID, content, token)
+	if token != "" && !claimed {
+		m.tr.Release(claim)
+	}
 	if err != nil || !created {
 		r.mu.Unlock()
 		if err != nil {
 			return shared.MessageAddResponse{}, err
 		}
 		return m.duplicate(ctx, r, session, msg)
+	}
+	if claimed {
+		m.goTracked(func() { r.turn(msg, token, claim, false) })
+		r.mu.Unlock()
+		return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeDispatched}, nil
 	}
 	head, dispatching := r.admitLocked(ctx)
 	r.mu.Unlock()

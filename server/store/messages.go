@@ -60,7 +60,7 @@ func (s *Store) AppendMessage(ctx context.Context, in NewMessage) (shared.Messag
 		ID: newID(), SessionID: in.SessionID, Type: string(in.Type), Content: in.Content,
 		Status: string(in.Status), PendingID: optional(in.PendingID), Metadata: meta,
 	}
-	if err := s.insertMessage(ctx, &row); err != nil {
+	if err := s.insertMessage(ctx, &row, nil); err != nil {
 		return shared.Message{}, err
 	}
 	return row.toMessage()
@@ -72,41 +72,67 @@ func (s *Store) AppendMessage(ctx context.Context, in NewMessage) (shared.Messag
 // id owned by another task is a conflict. The message starts pending
 // dispatch (see ClaimDispatch).
 func (s *Store) AddUserMessage(ctx context.Context, sessionID, clientMessageID, content string) (msg shared.Message, created bool, err error) {
+	msg, created, _, err = s.AddAndClaimUserMessage(ctx, sessionID, clientMessageID, content, "")
+	return msg, created, err
+}
+
+// AddAndClaimUserMessage is AddUserMessage that also claims the new prompt
+// for dispatch with token, in the same transaction, when the session has
+// no older prompt queued: what ClaimDispatch would do next, one write
+// fewer on the path of a prompt to an idle session. An empty token, or an
+// older queued prompt, leaves the new one queued (claimed false).
+func (s *Store) AddAndClaimUserMessage(ctx context.Context, sessionID, clientMessageID, content, token string) (msg shared.Message, created, claimed bool, err error) {
 	if clientMessageID == "" {
-		return shared.Message{}, false, shared.Errorf(shared.CodeBadRequest, "client_message_id is required")
+		return shared.Message{}, false, false, shared.Errorf(shared.CodeBadRequest, "client_message_id is required")
 	}
 	row := messageRow{
 		ID: newID(), SessionID: sessionID, Type: string(shared.MessageUser), Content: content,
 		Status: string(shared.MessagePending), ClientMessageID: &clientMessageID, Metadata: "{}",
 		DispatchState: dispatchPending,
 	}
-	err = s.insertMessage(ctx, &row)
+	var claim func(tx *gorm.DB, row *messageRow) error
+	if token != "" {
+		claim = func(tx *gorm.DB, row *messageRow) error {
+			var queued int64
+			err := tx.Model(&messageRow{}).Where("session_id = ? AND dispatch_state = ?", sessionID, dispatchPending).
+				Limit(1).Count(&queued).Error
+			if err != nil {
+				return fmt.Errorf("look for queued prompts: %w", err)
+			}
+			if queued == 0 {
+				row.DispatchState, row.ClaimToken = dispatchClaimed, token
+			}
+			return nil
+		}
+	}
+	err = s.insertMessage(ctx, &row, claim)
 	if err == nil {
 		msg, err = row.toMessage()
-		return msg, true, err
+		return msg, true, row.DispatchState == dispatchClaimed, err
 	}
 	if !isUniqueViolation(err) {
-		return shared.Message{}, false, err
+		return shared.Message{}, false, false, err
 	}
 	var existing messageRow
 	if err := s.write.WithContext(ctx).Where("client_message_id = ?", clientMessageID).Take(&existing).Error; err != nil {
-		return shared.Message{}, false, fmt.Errorf("load message %q: %w", clientMessageID, err)
+		return shared.Message{}, false, false, fmt.Errorf("load message %q: %w", clientMessageID, err)
 	}
 	session, err := s.GetSession(ctx, sessionID)
 	if err != nil {
-		return shared.Message{}, false, err
+		return shared.Message{}, false, false, err
 	}
 	if existing.TaskID != session.TaskID {
-		return shared.Message{}, false, shared.Errorf(shared.CodeConflict, "client_message_id %q belongs to another task; use a fresh id", clientMessageID)
+		return shared.Message{}, false, false, shared.Errorf(shared.CodeConflict, "client_message_id %q belongs to another task; use a fresh id", clientMessageID)
 	}
 	msg, err = s.loadMessage(ctx, s.write, existing)
-	return msg, false, err
+	return msg, false, false, err
 }
 
 // insertMessage gives row the session's next seq and inserts it, in one
 // transaction; the seq counter lives on the session row, so appends to one
-// session are serialised by that row.
-func (s *Store) insertMessage(ctx context.Context, row *messageRow) error {
+// session are serialised by that row. prepare, when not nil, may change
+// row in the transaction before it is inserted.
+func (s *Store) insertMessage(ctx context.Context, row *messageRow, prepare func(tx *gorm.DB, row *messageRow) error) error {
 	created := now()
 	row.CreatedAt, row.UpdatedAt = created, created
 	return s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -120,6 +146,11 @@ func (s *Store) insertMessage(ctx context.Context, row *messageRow) error {
 			return sessionNotFound(row.SessionID)
 		}
 		row.TaskID, row.Seq = session.TaskID, session.NextMessageSeq-1
+		if prepare != nil {
+			if err := prepare(tx, row); err != nil {
+				return err
+			}
+		}
 		if err := tx.Create(row).Error; err != nil {
 			return fmt.Errorf("insert message: %w", err)
 		}

@@ -201,6 +201,39 @@ func TestListMessagesPagesBackwardsBySeq(t *testing.T) {
 	})
 }
 
+// A prompt to a session with nothing queued is stored already claimed;
+// behind a queued prompt it waits its turn, and a retry claims nothing.
+func TestAddAndClaimTakesOnlyAPromptWithNothingQueuedBeforeIt(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+
+		first, created, claimed, err := s.AddAndClaimUserMessage(ctx, session.ID, "c-1", "now", "tok-1")
+		require.NoError(t, err)
+		assert.True(t, created && claimed, "an empty queue: claimed at once")
+		queue, err := s.QueuedMessages(ctx, session.ID)
+		require.NoError(t, err)
+		assert.Empty(t, queue)
+		require.NoError(t, s.MarkSent(ctx, first.ID, "tok-1"), "the claim's token owns the prompt")
+
+		_, _, claimed, err = s.AddAndClaimUserMessage(ctx, session.ID, "c-1", "now", "tok-2")
+		require.NoError(t, err)
+		assert.False(t, claimed, "a retry is a duplicate, not a new claim")
+
+		queued, _, err := s.AddUserMessage(ctx, session.ID, "c-2", "queued")
+		require.NoError(t, err)
+		third, created, claimed, err := s.AddAndClaimUserMessage(ctx, session.ID, "c-3", "after", "tok-3")
+		require.NoError(t, err)
+		assert.True(t, created)
+		assert.False(t, claimed, "an older prompt is queued: the new one waits behind it")
+		queue, err = s.QueuedMessages(ctx, session.ID)
+		require.NoError(t, err)
+		require.Len(t, queue, 2)
+		assert.Equal(t, []string{queued.ID, third.ID}, []string{queue[0].ID, queue[1].ID})
+	})
+}
+
 // Of racing dispatchers, one claims a prompt; only its token marks it sent.
 func TestDispatchClaimHasOneWinner(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
