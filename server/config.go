@@ -33,6 +33,10 @@ type Config struct {
 	AgentsFile string
 	// ShutdownTimeout bounds graceful shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
+	// AgentNice is the niceness agents run at, 0 to 19 (--agent-nice,
+	// HERD_AGENT_NICE): their builds and tests yield the CPU to the
+	// server, so one browser's replies stay fast however busy the agents.
+	AgentNice int
 	// GitSlowInterval is the git observation cadence of a task with a
 	// running session (--git-slow-interval, HERD_GIT_SLOW_INTERVAL); zero
 	// means 30 s.
@@ -85,6 +89,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout must not be negative")
+	}
+	if c.AgentNice < 0 || c.AgentNice > 19 {
+		return fmt.Errorf("--agent-nice %d: want 0 (as the server) to 19 (lowest priority)", c.AgentNice)
 	}
 	if c.GitHubPollInterval < 0 {
 		return fmt.Errorf("--github-poll-interval must not be negative")

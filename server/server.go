@@ -207,6 +207,7 @@ func (s *Server) startup(ctx context.Context) error {
 		Projector:      proj,
 		Handoff:        s.cfg.ClaudeBackgroundPromptHandoff,
 		Git:            git,
+		AgentNice:      s.cfg.AgentNice,
 	})
 	if err != nil {
 		return fmt.Errorf("start sessions: %w", err)

@@ -92,6 +92,8 @@ func parseServeFlags(args []string, stderr io.Writer) (server.Config, logOptions
 	fs.BoolVar(&cfg.ClaudeBackgroundPromptHandoff, "feature-claude-background-prompt-handoff",
 		envBool("HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF", false),
 		"experiment: show Claude sessions working in the background as such; restart to change (HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF)")
+	fs.IntVar(&cfg.AgentNice, "agent-nice", envInt("HERD_AGENT_NICE", 19),
+		"`niceness` of agents and what they run (0 to 19): busy agents yield the CPU to the server (HERD_AGENT_NICE)")
 	fs.DurationVar(&cfg.GitSlowInterval, "git-slow-interval", envDuration("HERD_GIT_SLOW_INTERVAL", 30*time.Second),
 		"git observation `interval` of a task with a running session (HERD_GIT_SLOW_INTERVAL)")
 	fs.DurationVar(&cfg.GitFastInterval, "git-fast-interval", envDuration("HERD_GIT_FAST_INTERVAL", 2*time.Second),

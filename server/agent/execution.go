@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -43,6 +44,10 @@ type Options struct {
 	KillGrace time.Duration
 	// ClientVersion is the herd version sent in initialize.
 	ClientVersion string
+	// Nice, from 1 to 19, lowers the CPU priority of the agent and of
+	// everything it starts (builds, tests), so that under agent load the
+	// server still answers its clients first; 0 leaves it as herd's.
+	Nice int
 	// Logger receives the SDK's connection diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -55,6 +60,8 @@ func (o Options) validate() error {
 		return errors.New("no handler")
 	case !filepath.IsAbs(o.Cwd):
 		return fmt.Errorf("cwd %q is not an absolute path", o.Cwd)
+	case o.Nice < 0 || o.Nice > 19:
+		return fmt.Errorf("nice %d is not between 0 and 19", o.Nice)
 	}
 	if fi, err := os.Stat(o.Cwd); err != nil {
 		return fmt.Errorf("cwd: %w", err)
@@ -166,6 +173,13 @@ func (e *Execution) spawn() error {
 		inW.Close()
 		outR.Close()
 		return err
+	}
+	if e.opts.Nice > 0 {
+		// The whole process group: every thread the agent has started
+		// by now, and so every thread and process it starts later.
+		if err := syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, e.opts.Nice); err != nil {
+			e.opts.Logger.Warn("lower the agent's CPU priority", "pid", cmd.Process.Pid, "err", err)
+		}
 	}
 	e.cmd, e.stdin, e.stdout = cmd, &stdinWriter{f: inW}, outR
 	e.reader = &wireReader{src: bufio.NewReaderSize(outR, 64<<10), seq: e.seq, violation: e.fail}

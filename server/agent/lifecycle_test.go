@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -343,5 +346,53 @@ func TestHandoffPromptRunsWhileAHeldTurnIsOpen(t *testing.T) {
 	}
 	if !strings.Contains(rec.text(EventText), "successor") {
 		t.Fatalf("no answer to the successor in %q", rec.text(EventText))
+	}
+}
+
+// niceness reads the nice value of every thread of pid from /proc.
+func niceness(t *testing.T, pid int) []int {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, task := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		// Fields after the command's closing parenthesis; nice is the 19th
+		// field of the line, the 17th after it.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		n, err := strconv.Atoi(fields[16])
+		if err != nil {
+			t.Fatalf("nice of %d/%s: %v", pid, task.Name(), err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func TestNiceLowersThePriorityOfTheAgentAndWhatItStarts(t *testing.T) {
+	rec := newRecorder()
+	e, err := Start(context.Background(), Options{
+		Profile: mockProfile(), Cwd: t.TempDir(), Handler: rec, Nice: 7,
+		StartTimeout: 10 * time.Second, KillGrace: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	MustPrompt(t, e, "/scenario background 1 60000")
+	for _, pid := range []int{e.Pid(), launchedPid(t, rec.snapshot())} {
+		for _, n := range niceness(t, pid) {
+			if n != 7 {
+				t.Fatalf("process %d has a thread at nice %d, want 7: %v", pid, n, niceness(t, pid))
+			}
+		}
+	}
+	if _, err := Start(context.Background(), Options{Profile: mockProfile(), Cwd: t.TempDir(), Handler: rec, Nice: 20}); err == nil {
+		t.Fatal("Start accepted nice 20")
 	}
 }

@@ -60,6 +60,8 @@ type Config struct {
 	Handoff bool
 	// Git is told every stored session state; nil tells nobody.
 	Git GitWatch
+	// AgentNice lowers the CPU priority of agents (see agent.Options.Nice).
+	AgentNice int
 }
 
 // Manager runs sessions: their lifecycle, prompt admission and queue, and

@@ -155,6 +155,7 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 	r.mu.Unlock()
 	exec, err := agent.Start(r.m.ctx, agent.Options{
 		Profile: *profile, Cwd: dir, Handler: r, ClientVersion: r.m.cfg.Version, Logger: r.m.log,
+		Nice: r.m.cfg.AgentNice,
 	})
 	if err != nil {
 		co.Close()
