@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -227,4 +228,79 @@ func TestWebhookIsMissingWithoutASecret(t *testing.T) {
 	srv := MustStart(t, nil)
 	body := []byte(`{"zen":"hi"}`)
 	assert.Equal(t, http.StatusNotFound, deliver(t, srv, "d-1", "ping", sign("x", body), body))
+}
+
+func TestRowTotalsAggregateEveryRepositoryOfTheTask(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	first, second := gittest.Init(t), gittest.Init(t)
+	gittest.Git(t, second, "branch", "feature")
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	feed := follower(t, srv, ws["id"])
+	task := c.call("task.create", map[string]any{
+		"workspace_id": ws["id"], "title": "two repos",
+		"repositories": []any{map[string]any{"path": first}, map[string]any{"path": second, "base_branch": "feature"}},
+	})
+	repos := task["repositories"].([]any)
+	a, b := repos[0].(map[string]any)["worktree_path"].(string), repos[1].(map[string]any)["worktree_path"].(string)
+	session := c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": "mock"})
+	refresh := func() { c.call("session.git.refresh", map[string]any{"session_id": session["id"]}) }
+	gitOf := func(s map[string]any) map[string]any { g, _ := s["git"].(map[string]any); return g }
+
+	gittest.Write(t, a, "one.txt", "1\n2\n")
+	gittest.Write(t, b, "two.txt", "1\n")
+	gittest.Commit(t, b, "two")
+	refresh()
+	sum := awaitSummary(t, feed, task["id"], func(s map[string]any) bool { g := gitOf(s); return g != nil && g["changed_files"] == 2.0 })
+	assert.Equal(t, map[string]any{"additions": 3.0, "deletions": 0.0, "changed_files": 2.0, "ahead": 1.0, "behind": 0.0}, gitOf(sum))
+
+	// Only the first repository changes: the second one's totals stay in.
+	gittest.Write(t, a, "README", "herd\nmore\n")
+	refresh()
+	sum = awaitSummary(t, feed, task["id"], func(s map[string]any) bool { g := gitOf(s); return g != nil && g["changed_files"] == 3.0 })
+	assert.Equal(t, map[string]any{"additions": 4.0, "deletions": 0.0, "changed_files": 3.0, "ahead": 1.0, "behind": 0.0}, gitOf(sum))
+
+	// The second repository's base disappears: its comparison is
+	// unavailable, its uncommitted work (none) still counts, ahead and
+	// behind leave it out.
+	gittest.Git(t, second, "branch", "--delete", "--force", "feature")
+	refresh()
+	sum = awaitSummary(t, feed, task["id"], func(s map[string]any) bool { g := gitOf(s); return g != nil && g["comparison_unavailable"] == true })
+	assert.Equal(t, map[string]any{"additions": 3.0, "deletions": 0.0, "changed_files": 2.0, "ahead": 0.0, "behind": 0.0, "comparison_unavailable": true}, gitOf(sum))
+}
+
+func TestExplicitPullRequestLinkMovesThePullRequest(t *testing.T) {
+	const secret = "s3cret"
+	srv := MustStart(t, func(cfg *server.Config, _ *server.Options) { cfg.GitHubWebhookSecret = secret })
+	c := MustDial(t, srv, nil)
+	repo := gittest.Init(t)
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	feed := follower(t, srv, ws["id"])
+	byBranch := c.call("task.create", map[string]any{
+		"workspace_id": ws["id"], "title": "branch owner", "repositories": []any{map[string]any{"path": repo}},
+	})
+	other := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "linked by hand"})
+	branch := byBranch["repositories"].([]any)[0].(map[string]any)["branch"].(string)
+	recorded, err := os.ReadFile("github/testdata/pull_request_opened.json")
+	require.NoError(t, err)
+	body := bytes.ReplaceAll(recorded, []byte(`"ref": "herd/0190a1b2-fix-login"`), []byte(`"ref": "`+branch+`"`))
+	require.Equal(t, http.StatusOK, deliver(t, srv, "d-1", "pull_request", sign(secret, body), body))
+	awaitSummary(t, feed, byBranch["id"], func(s map[string]any) bool { return s["pull_request"] != nil })
+
+	c.callErr("task.update", map[string]any{"task_id": other["id"], "pull_request_url": "http://github.com/o/r/pull/1"}, "bad_request")
+	c.callErr("task.update", map[string]any{"task_id": other["id"], "pull_request_url": "https://github.com/o/r/issues/1"}, "bad_request")
+	const link = "https://github.com/octo-org/herd-demo/pull/42"
+	updated := c.call("task.update", map[string]any{"task_id": other["id"], "pull_request_url": link})
+	assert.Equal(t, link, updated["pull_request_url"])
+
+	// The link wins over the branch: the pull request moves at once, and
+	// both rows change.
+	awaitSummary(t, feed, other["id"], func(s map[string]any) bool {
+		pr, _ := s["pull_request"].(map[string]any)
+		return pr != nil && pr["number"] == 42.0
+	})
+	require.Eventually(t, func() bool {
+		got := c.call("task.get", map[string]any{"task_id": byBranch["id"]})["status_summary"].(map[string]any)
+		return got["pull_request"] == nil
+	}, 5*time.Second, 10*time.Millisecond, "the branch's task loses the pull request")
 }
