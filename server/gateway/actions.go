@@ -144,12 +144,7 @@ func (g *Gateway) taskCreate(ctx context.Context, _ *conn, req shared.TaskCreate
 	if req.Prompt != "" {
 		return nil, shared.Errorf(shared.CodeUnavailable, "starting a session from task.create is not available in this server version; create the task without a prompt")
 	}
-	var task shared.Task
-	if g.cfg.Tasks != nil {
-		task, err = g.cfg.Tasks.CreateTask(ctx, req)
-	} else {
-		task, err = g.cfg.Store.CreateTask(ctx, req)
-	}
+	task, err := g.cfg.Tasks.CreateTask(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -242,13 +237,7 @@ func (g *Gateway) taskArchive(ctx context.Context, _ *conn, req shared.TaskArchi
 	if err := requireID("task_id", req.TaskID); err != nil {
 		return nil, err
 	}
-	var task shared.Task
-	var err error
-	if g.cfg.Tasks != nil {
-		task, err = g.cfg.Tasks.ArchiveTask(ctx, req)
-	} else {
-		task, err = g.cfg.Store.ArchiveTask(ctx, req.TaskID)
-	}
+	task, err := g.cfg.Tasks.ArchiveTask(ctx, req)
 	if err != nil {
 		return nil, err
 	}

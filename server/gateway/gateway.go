@@ -35,6 +35,15 @@ type Tasks interface {
 	ArchiveTask(ctx context.Context, in shared.TaskArchiveRequest) (shared.Task, error)
 }
 
+// storeTasks creates and archives tasks in the store alone, without
+// worktrees: the Tasks of a Config that names none.
+type storeTasks struct{ Store }
+
+// ArchiveTask archives the task in the store.
+func (s storeTasks) ArchiveTask(ctx context.Context, in shared.TaskArchiveRequest) (shared.Task, error) {
+	return s.Store.ArchiveTask(ctx, in.TaskID)
+}
+
 // Git observes the repositories of sessions' tasks.
 type Git interface {
 	// Focus gives the session's repositories the fast cadence until
@@ -118,6 +127,9 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Tasks == nil {
+		cfg.Tasks = storeTasks{cfg.Store}
 	}
 	if cfg.MaxFrameBytes <= 0 {
 		cfg.MaxFrameBytes = shared.MaxFrameBytes
