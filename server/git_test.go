@@ -250,23 +250,24 @@ func TestRowTotalsAggregateEveryRepositoryOfTheTask(t *testing.T) {
 	gittest.Write(t, a, "one.txt", "1\n2\n")
 	gittest.Write(t, b, "two.txt", "1\n")
 	gittest.Commit(t, b, "two")
-	refresh()
-	sum := awaitSummary(t, feed, task["id"], func(s map[string]any) bool { g := gitOf(s); return g != nil && g["changed_files"] == 2.0 })
-	assert.Equal(t, map[string]any{"additions": 3.0, "deletions": 0.0, "changed_files": 2.0, "ahead": 1.0, "behind": 0.0}, gitOf(sum))
+	// Observations may catch the trees mid-change (the one made at
+	// creation runs meanwhile): wait for the totals of the final trees.
+	awaitGit := func(want map[string]any) {
+		t.Helper()
+		refresh()
+		awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return assert.ObjectsAreEqual(want, gitOf(s)) })
+	}
+	awaitGit(map[string]any{"additions": 3.0, "deletions": 0.0, "changed_files": 2.0, "ahead": 1.0, "behind": 0.0})
 
 	// Only the first repository changes: the second one's totals stay in.
 	gittest.Write(t, a, "README", "herd\nmore\n")
-	refresh()
-	sum = awaitSummary(t, feed, task["id"], func(s map[string]any) bool { g := gitOf(s); return g != nil && g["changed_files"] == 3.0 })
-	assert.Equal(t, map[string]any{"additions": 4.0, "deletions": 0.0, "changed_files": 3.0, "ahead": 1.0, "behind": 0.0}, gitOf(sum))
+	awaitGit(map[string]any{"additions": 4.0, "deletions": 0.0, "changed_files": 3.0, "ahead": 1.0, "behind": 0.0})
 
 	// The second repository's base disappears: its comparison is
 	// unavailable, its uncommitted work (none) still counts, ahead and
 	// behind leave it out.
 	gittest.Git(t, second, "branch", "--delete", "--force", "feature")
-	refresh()
-	sum = awaitSummary(t, feed, task["id"], func(s map[string]any) bool { g := gitOf(s); return g != nil && g["comparison_unavailable"] == true })
-	assert.Equal(t, map[string]any{"additions": 3.0, "deletions": 0.0, "changed_files": 2.0, "ahead": 0.0, "behind": 0.0, "comparison_unavailable": true}, gitOf(sum))
+	awaitGit(map[string]any{"additions": 3.0, "deletions": 0.0, "changed_files": 2.0, "ahead": 0.0, "behind": 0.0, "comparison_unavailable": true})
 }
 
 func TestExplicitPullRequestLinkMovesThePullRequest(t *testing.T) {
@@ -303,4 +304,26 @@ func TestExplicitPullRequestLinkMovesThePullRequest(t *testing.T) {
 		got := c.call("task.get", map[string]any{"task_id": byBranch["id"]})["status_summary"].(map[string]any)
 		return got["pull_request"] == nil
 	}, 5*time.Second, 10*time.Millisecond, "the branch's task loses the pull request")
+}
+
+func TestDemoWorkspaceHasATaskOnADemoRepository(t *testing.T) {
+	dataDir := t.TempDir()
+	srv := MustStart(t, func(cfg *server.Config, _ *server.Options) { cfg.DataDir, cfg.Demo = dataDir, true })
+	c := MustDial(t, srv, nil)
+	boot := c.call("boot", nil)
+	var repos []any
+	for _, task := range boot["tasks"].([]any) {
+		task := task.(map[string]any)
+		if rs := task["repositories"].([]any); len(rs) > 0 {
+			require.Nil(t, repos, "one demo task has a repository")
+			repos = rs
+			assert.Contains(t, task["description"], "/scenario write")
+		}
+	}
+	require.Len(t, repos, 1)
+	r := repos[0].(map[string]any)
+	assert.Equal(t, filepath.Join(dataDir, "demo-repo"), r["path"])
+	assert.Equal(t, "main", r["base_branch"])
+	assert.DirExists(t, r["worktree_path"].(string))
+	assert.Equal(t, "Start the demo project", gittest.Git(t, r["path"].(string), "log", "-1", "--format=%s"))
 }

@@ -164,11 +164,6 @@ func (s *Server) startup(ctx context.Context) error {
 			return fmt.Errorf("register agent profile %s: %w", p.ID, err)
 		}
 	}
-	if s.cfg.Demo {
-		if err := seedDemo(ctx, st, s.log); err != nil {
-			return fmt.Errorf("seed demo workspace: %w", err)
-		}
-	}
 	metrics, err := coalescer.NewMetrics(s.registry)
 	if err != nil {
 		return fmt.Errorf("register stream metrics: %w", err)
@@ -185,7 +180,7 @@ func (s *Server) startup(ctx context.Context) error {
 	git, err := taskgit.New(taskgit.Config{
 		Store:        st,
 		Summaries:    proj,
-		WorktreeDir:  s.worktreeDir(),
+		WorktreeDir:  s.stateDir("worktrees"),
 		SlowInterval: s.cfg.GitSlowInterval,
 		FastInterval: s.cfg.GitFastInterval,
 		Workers:      s.cfg.GitWorkers,
@@ -196,11 +191,16 @@ func (s *Server) startup(ctx context.Context) error {
 		return fmt.Errorf("start git observation: %w", err)
 	}
 	s.git = git
+	if s.cfg.Demo {
+		if err := seedDemo(ctx, st, git, s.stateDir("demo-repo"), s.log); err != nil {
+			return fmt.Errorf("seed demo workspace: %w", err)
+		}
+	}
 	mgr, err := sessions.New(sessions.Config{
 		Store:          st,
 		Profile:        s.profileCatalog().Profile,
 		DefaultProfile: agent.MockProfileID,
-		ScratchDir:     s.scratchDir(),
+		ScratchDir:     s.stateDir("scratch"),
 		Version:        s.opts.Version,
 		Logger:         s.log.With("component", "sessions"),
 		Metrics:        metrics,
@@ -358,18 +358,11 @@ func (s *Server) BootSnapshot(ctx context.Context) (shared.BootResponse, error) 
 	return gw.Boot(ctx, "", nil)
 }
 
-// worktreeDir is where task worktrees are made.
-func (s *Server) worktreeDir() string {
+// stateDir is the directory name in the data directory, or in the
+// system's temporary directory when there is none (PostgreSQL only).
+func (s *Server) stateDir(name string) string {
 	if s.cfg.DataDir != "" {
-		return filepath.Join(s.cfg.DataDir, "worktrees")
+		return filepath.Join(s.cfg.DataDir, name)
 	}
-	return filepath.Join(os.TempDir(), "herd-worktrees")
-}
-
-// scratchDir is where agents of tasks without a repository work.
-func (s *Server) scratchDir() string {
-	if s.cfg.DataDir != "" {
-		return filepath.Join(s.cfg.DataDir, "scratch")
-	}
-	return filepath.Join(os.TempDir(), "herd-scratch")
+	return filepath.Join(os.TempDir(), "herd-"+name)
 }
