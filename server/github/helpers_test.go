@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -17,14 +16,10 @@ import (
 	"sync"
 	"testing"
 
-	// Drivers for the raw connections tests use to set the columns no
-	// store function writes yet (a repository's branch, a task's pull
-	// request URL).
-	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "github.com/mattn/go-sqlite3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/server/store/dbtest"
 	"github.com/herd-dev/herd/server/store/storetest"
 	"github.com/herd-dev/herd/shared"
 )
@@ -44,49 +39,28 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 // forEachDialect runs fn as one subtest per database.
 func forEachDialect(t *testing.T, fn func(t *testing.T, db *testDB)) {
 	t.Helper()
-	for _, d := range []string{"sqlite", "postgres"} {
+	for _, d := range dbtest.Dialects {
 		t.Run(d, func(t *testing.T) { fn(t, openDB(t, d)) })
 	}
 }
 
 // testDB is a fresh database with a Store on it and a raw connection to
 // it.
-type testDB struct {
-	*store.Store
-	raw *sql.DB
-	ws  shared.Workspace
-}
+type testDB struct{ *dbtest.DB }
 
-// openDB opens a Store on a fresh database of dialect, closed and removed
-// when tb ends. PostgreSQL needs HERD_TEST_POSTGRES_URL: without it the
-// test is skipped, or fails when CI is "true".
-func openDB(tb testing.TB, dialect string) *testDB {
-	tb.Helper()
-	ctx := context.Background()
-	db := storetest.NewDatabase(tb, dialect)
-	st, err := store.Open(ctx, store.Config{URL: db.URL, DataDir: db.DataDir})
-	require.NoError(tb, err)
-	raw, err := sql.Open(db.Driver, db.DSN)
-	require.NoError(tb, err)
-	// Cleanups run last first: the raw connection closes before the store,
-	// and both before the database is dropped.
-	tb.Cleanup(func() { require.NoError(tb, st.Close()) })
-	tb.Cleanup(func() { require.NoError(tb, raw.Close()) })
-	ws, err := st.CreateWorkspace(ctx, "w")
-	require.NoError(tb, err)
-	return &testDB{Store: st, raw: raw, ws: ws}
-}
+// openDB opens a testDB on a fresh database of dialect (see dbtest.Open).
+func openDB(tb testing.TB, dialect string) *testDB { return &testDB{dbtest.Open(tb, dialect)} }
 
 // task creates a task with one repository working on branch ("" for
 // none yet).
 func (db *testDB) task(tb testing.TB, branch string) shared.Task {
 	tb.Helper()
 	task, err := db.CreateTask(context.Background(), shared.TaskCreateRequest{
-		WorkspaceID: db.ws.ID, Title: "t", Repositories: []shared.RepositoryInput{{Path: "/src/herd-demo", BaseBranch: "main"}},
+		WorkspaceID: db.Workspace.ID, Title: "t", Repositories: []shared.RepositoryInput{{Path: "/src/herd-demo", BaseBranch: "main"}},
 	})
 	require.NoError(tb, err)
 	if branch != "" {
-		_, err = db.raw.Exec("UPDATE task_repositories SET branch = $1 WHERE id = $2", branch, task.Repositories[0].ID)
+		_, err = db.Raw.Exec("UPDATE task_repositories SET branch = $1 WHERE id = $2", branch, task.Repositories[0].ID)
 		require.NoError(tb, err)
 	}
 	return task
@@ -95,7 +69,7 @@ func (db *testDB) task(tb testing.TB, branch string) shared.Task {
 // link links a task to a pull request explicitly.
 func (db *testDB) link(tb testing.TB, taskID, url string) {
 	tb.Helper()
-	_, err := db.raw.Exec("UPDATE tasks SET pull_request_url = $1 WHERE id = $2", url, taskID)
+	_, err := db.Raw.Exec("UPDATE tasks SET pull_request_url = $1 WHERE id = $2", url, taskID)
 	require.NoError(tb, err)
 }
 
@@ -124,7 +98,7 @@ func (db *testDB) mustPullRequest(tb testing.TB) store.PullRequest {
 func (db *testDB) deliveries(tb testing.TB) int {
 	tb.Helper()
 	var n int
-	require.NoError(tb, db.raw.QueryRow("SELECT COUNT(*) FROM github_deliveries").Scan(&n))
+	require.NoError(tb, db.Raw.QueryRow("SELECT COUNT(*) FROM github_deliveries").Scan(&n))
 	return n
 }
 

@@ -3,7 +3,6 @@ package projector
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"log/slog"
 	"os"
@@ -12,13 +11,10 @@ import (
 	"testing"
 	"time"
 
-	// Drivers for the raw connections tests use to damage stored rows
-	// behind the store's back, and to create PostgreSQL databases.
-	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "github.com/mattn/go-sqlite3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/server/store/dbtest"
 	"github.com/herd-dev/herd/server/store/storetest"
 	"github.com/herd-dev/herd/shared"
 )
@@ -28,43 +24,22 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 // forEachDialect runs fn as one subtest per database.
 func forEachDialect(t *testing.T, fn func(t *testing.T, db *testDB)) {
 	t.Helper()
-	for _, d := range []string{"sqlite", "postgres"} {
+	for _, d := range dbtest.Dialects {
 		t.Run(d, func(t *testing.T) { fn(t, openDB(t, d)) })
 	}
 }
 
 // testDB is a fresh database with a Store on it and a raw connection to
 // it.
-type testDB struct {
-	*store.Store
-	raw *sql.DB
-	ws  shared.Workspace
-}
+type testDB struct{ *dbtest.DB }
 
-// openDB opens a Store on a fresh database of dialect, closed and removed
-// when tb ends. PostgreSQL needs HERD_TEST_POSTGRES_URL: without it the
-// test is skipped, or fails when CI is "true".
-func openDB(tb testing.TB, dialect string) *testDB {
-	tb.Helper()
-	ctx := context.Background()
-	db := storetest.NewDatabase(tb, dialect)
-	st, err := store.Open(ctx, store.Config{URL: db.URL, DataDir: db.DataDir})
-	require.NoError(tb, err)
-	raw, err := sql.Open(db.Driver, db.DSN)
-	require.NoError(tb, err)
-	// Cleanups run last first: the raw connection closes before the store,
-	// and both before the database is dropped.
-	tb.Cleanup(func() { require.NoError(tb, st.Close()) })
-	tb.Cleanup(func() { require.NoError(tb, raw.Close()) })
-	ws, err := st.CreateWorkspace(ctx, "w")
-	require.NoError(tb, err)
-	return &testDB{Store: st, raw: raw, ws: ws}
-}
+// openDB opens a testDB on a fresh database of dialect (see dbtest.Open).
+func openDB(tb testing.TB, dialect string) *testDB { return &testDB{dbtest.Open(tb, dialect)} }
 
 // task creates a task with the given repository paths.
 func (db *testDB) task(tb testing.TB, repos ...string) shared.Task {
 	tb.Helper()
-	in := shared.TaskCreateRequest{WorkspaceID: db.ws.ID, Title: "t"}
+	in := shared.TaskCreateRequest{WorkspaceID: db.Workspace.ID, Title: "t"}
 	for _, p := range repos {
 		in.Repositories = append(in.Repositories, shared.RepositoryInput{Path: p, BaseBranch: "main"})
 	}

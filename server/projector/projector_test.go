@@ -200,7 +200,7 @@ func TestRebuildRestoresAMissingSummary(t *testing.T) {
 		p := start(t, db, pub)
 		task := db.task(t)
 		db.message(t, db.session(t, task.ID).ID, shared.MessagePermissionRequest, shared.MessagePending, "p", "")
-		_, err := db.raw.Exec(rebind(db, "DELETE FROM task_status_summaries WHERE task_id = ?"), task.ID)
+		_, err := db.Raw.Exec(rebind(db, "DELETE FROM task_status_summaries WHERE task_id = ?"), task.ID)
 		require.NoError(t, err)
 		require.Nil(t, db.sources(t, task.ID).Current)
 
@@ -229,10 +229,10 @@ func TestRebuildRepairsAStaleSummary(t *testing.T) {
 
 		// A wrong payload written behind the projector's back, under the
 		// same revision; another row lost.
-		_, err := db.raw.Exec(rebind(db, "UPDATE task_status_summaries SET payload = ? WHERE task_id = ?"),
+		_, err := db.Raw.Exec(rebind(db, "UPDATE task_status_summaries SET payload = ? WHERE task_id = ?"),
 			`{"revision":2,"updated_at":"2026-01-01T00:00:00Z","queued_prompt_count":99,"pending_action":"permission"}`, stale.ID)
 		require.NoError(t, err)
-		_, err = db.raw.Exec(rebind(db, "DELETE FROM task_status_summaries WHERE task_id = ?"), missing.ID)
+		_, err = db.Raw.Exec(rebind(db, "DELETE FROM task_status_summaries WHERE task_id = ?"), missing.ID)
 		require.NoError(t, err)
 
 		require.NoError(t, p.Rebuild(ctx))
@@ -248,8 +248,8 @@ func TestRebuildRepairsAStaleSummary(t *testing.T) {
 		require.Len(t, events, 2)
 		for _, e := range events {
 			require.Equal(t, shared.NotifyTaskStatusSummaryUpdated, e.action)
-			require.Equal(t, db.ws.ID, e.workspaceID)
-			require.Equal(t, db.ws.ID, e.event.WorkspaceID)
+			require.Equal(t, db.Workspace.ID, e.workspaceID)
+			require.Equal(t, db.Workspace.ID, e.event.WorkspaceID)
 			require.Contains(t, []string{stale.ID, missing.ID}, e.event.TaskID)
 			require.Equal(t, db.stored(t, e.event.TaskID), e.event.StatusSummary)
 		}
