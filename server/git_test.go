@@ -327,3 +327,28 @@ func TestDemoWorkspaceHasATaskOnADemoRepository(t *testing.T) {
 	assert.DirExists(t, r["worktree_path"].(string))
 	assert.Equal(t, "Start the demo project", gittest.Git(t, r["path"].(string), "log", "-1", "--format=%s"))
 }
+
+func TestArchiveEndsTheTasksSessionsAndStopsTheirAgents(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	before := agentProcesses(t)
+	task, _ := newRepoTask(t, c, gittest.Init(t)) // a session waiting for input
+	busy := c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": "mock"})
+	c.call("session.subscribe", map[string]any{"session_id": busy["id"]})
+	awaitState(t, c, busy["id"], "WAITING_FOR_INPUT")
+	c.call("message.add", map[string]any{"session_id": busy["id"], "client_message_id": "long", "content": "/scenario sleep 60000"})
+	awaitState(t, c, busy["id"], "RUNNING")
+	require.Equal(t, before+2, agentProcesses(t))
+
+	e := c.callErr("task.archive", map[string]any{"task_id": task["id"]}, "conflict")
+	assert.Contains(t, e["message"], "running session")
+
+	assert.Equal(t, true, c.call("task.archive", map[string]any{"task_id": task["id"], "force": true})["archived"])
+	sessions := c.call("session.list", map[string]any{"task_id": task["id"]})["sessions"].([]any)
+	for _, s := range sessions {
+		s := s.(map[string]any)
+		assert.Equal(t, "COMPLETED", s["state"], "session %s", s["id"])
+	}
+	require.Eventually(t, func() bool { return agentProcesses(t) == before }, 10*time.Second, 20*time.Millisecond,
+		"the archived task's agents stop")
+}

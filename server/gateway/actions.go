@@ -230,9 +230,10 @@ func pullRequestURL(s string) (string, error) {
 	return "", shared.Errorf(shared.CodeBadRequest, "pull_request_url %q is not a pull request link such as https://github.com/OWNER/REPO/pull/17", s)
 }
 
-// taskArchive archives a task and removes its worktrees; uncommitted work
-// in one refuses it unless forced. Archived tasks leave the default task
-// list; the feed reports the change as task.updated with archived set.
+// taskArchive archives a task, removes its worktrees and ends its
+// sessions; uncommitted work in a worktree, or a running session, refuses
+// it unless forced. Archived tasks leave the default task list; the feed
+// reports the change as task.updated with archived set.
 func (g *Gateway) taskArchive(ctx context.Context, _ *conn, req shared.TaskArchiveRequest) (any, error) {
 	if err := requireID("task_id", req.TaskID); err != nil {
 		return nil, err
@@ -240,6 +241,12 @@ func (g *Gateway) taskArchive(ctx context.Context, _ *conn, req shared.TaskArchi
 	task, err := g.cfg.Tasks.ArchiveTask(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if g.cfg.Sessions != nil {
+		// Nothing is left for the task's agents to work in.
+		if err := g.cfg.Sessions.EndTask(ctx, task.ID); err != nil {
+			return nil, err
+		}
 	}
 	g.publishTask(shared.NotifyTaskUpdated, task)
 	return task, nil

@@ -22,6 +22,8 @@ type Sessions interface {
 	RespondPermission(ctx context.Context, req shared.PermissionRespondRequest) (shared.Message, error)
 	RespondClarification(ctx context.Context, req shared.ClarificationRespondRequest) (shared.Message, error)
 	Cancel(ctx context.Context, sessionID string) (shared.Session, error)
+	// EndTask ends the sessions of an archived task and stops their agents.
+	EndTask(ctx context.Context, taskID string) error
 }
 
 // Input bounds for the session actions.

@@ -328,3 +328,38 @@ func (m *Manager) Cancel(ctx context.Context, sessionID string) (shared.Session,
 		return session, nil
 	}
 }
+
+// EndTask ends the sessions of a task for good, as when it is archived:
+// a session that was created or starting becomes CANCELLED, one that runs
+// or waits for input COMPLETED, and their agents stop. The state changes
+// first, so a turn that the stop interrupts finds its session ended and
+// settles nothing.
+func (m *Manager) EndTask(ctx context.Context, taskID string) error {
+	sessions, err := m.cfg.Store.ListSessions(ctx, taskID)
+	if err != nil {
+		return err
+	}
+	for _, session := range sessions {
+		to := shared.SessionCompleted
+		switch session.State {
+		case shared.SessionCreated, shared.SessionStarting:
+			to = shared.SessionCancelled
+		case shared.SessionRunning, shared.SessionWaitingForInput, shared.SessionIdle:
+		default:
+			continue // ended already
+		}
+		r, err := m.live(session)
+		if err != nil {
+			return err
+		}
+		from := []shared.SessionState{session.State}
+		if _, err := r.transition(ctx, from, to, ""); err != nil && shared.ErrorCode(err) != shared.CodeConflict {
+			return err
+		}
+		r.stop()
+		m.mu.Lock()
+		delete(m.runs, session.ID)
+		m.mu.Unlock()
+	}
+	return nil
+}
