@@ -13,7 +13,8 @@
 -- serves pruning.
 --
 -- tasks_pull_request_url and task_repositories_branch serve the link from
--- a pull request to its task.
+-- a pull request to its task; pull_requests_head_branch serves the
+-- poller's search for the branches whose pull request is not known yet.
 
 -- +goose Up
 ALTER TABLE pull_requests ADD COLUMN head_sha TEXT NOT NULL DEFAULT '';
@@ -32,8 +33,10 @@ CREATE TABLE github_checks (
 CREATE INDEX github_checks_updated ON github_checks (updated_at);
 CREATE INDEX tasks_pull_request_url ON tasks (pull_request_url);
 CREATE INDEX task_repositories_branch ON task_repositories (branch);
+CREATE INDEX pull_requests_head_branch ON pull_requests (head_branch);
 
 -- +goose Down
+DROP INDEX pull_requests_head_branch;
 DROP INDEX task_repositories_branch;
 DROP INDEX tasks_pull_request_url;
 DROP TABLE github_checks;

@@ -95,28 +95,51 @@
 //
 // # Polling
 //
-// Each round polls the pull requests tasks link to explicitly
+// Each round first looks for new pull requests by branch, then polls.
+//
+// It looks for the pull requests of every working branch of a repository
+// of a task not archived that no stored pull request has as head
+// (store.BranchesToDiscover). The repository's origin remote (git remote
+// get-url origin, run in its path) names its GitHub repository when it is
+// on the host of the GitHub the API serves (github.com for
+// api.github.com, HOST for https://HOST/api/v3): https://HOST/OWNER/REPO,
+// ssh://git@HOST/OWNER/REPO or git@HOST:OWNER/REPO, with or without .git.
+// GET /repos/{owner}/{repo}/pulls?head={owner}:{branch}&state=all lists
+// the branch's pull requests (the first 10), open or closed, and each is
+// stored as a polled one is, so it links to the task by its head branch.
+// A branch leaves the list once a pull request of it is stored; until
+// then it is asked about every round, mostly answered 304. Each path's
+// origin is read once for the Poller's life, a missing origin or one on
+// another host included: such a repository costs one git call, not one
+// per round, and an origin changed later is read by the next Poller. A
+// pull request whose head is in a fork is not found this way, nor a
+// second pull request of a branch once one is stored.
+//
+// It then polls the pull requests tasks link to explicitly
 // (store.LinkedPullRequestURLs) and the stored open ones
-// (store.OpenPullRequests): GET /repos/{owner}/{repo}/pulls/{number},
-// and while it is open its head commit's check runs (latest per name) and
-// combined status and its reviews. Lists are read to their first 100
-// entries. The Poller does not discover pull requests: one that no
-// delivery reported is polled once a task links to it explicitly. Every request after the first sends the ETag of the last answer
-// (If-None-Match); a 304 answer does not count against the rate limit, and
-// a poll whose answers are all unchanged writes nothing. An answer with
-// X-RateLimit-Remaining 0 holds every request until X-RateLimit-Reset; a
-// 403 or 429 rate-limit answer holds them for its Retry-After, else until
-// the reset, else a minute; holds last between a second and an hour, so
-// the poller never spins. Rounds start Interval apart and poll at most
-// Concurrency pull requests at once. What a poll finds goes through the
+// (store.OpenPullRequests), those just found included: GET
+// /repos/{owner}/{repo}/pulls/{number}, and while it is open its head
+// commit's check runs (latest per name) and combined status and its
+// reviews. Lists are read to their first 100 entries.
+//
+// Every request after the first to a path sends the ETag of the last
+// answer (If-None-Match); a 304 answer does not count against the rate
+// limit, and a poll or search whose answers are all unchanged writes
+// nothing. An answer with X-RateLimit-Remaining 0 holds every request
+// until X-RateLimit-Reset; a 403 or 429 rate-limit answer holds them for
+// its Retry-After, else until the reset, else a minute; holds last
+// between a second and an hour, so the poller never spins. Rounds start
+// Interval apart; each phase works on at most Concurrency branches or
+// pull requests at once. What a poll or search finds goes through the
 // same transaction and rules as a delivery.
 //
 // # Goroutines
 //
 //   - The Webhook starts none: each delivery is handled, and pruning done,
 //     on the goroutine net/http serves it on.
-//   - Poller.Run polls on its caller's goroutine and starts at most
-//     Concurrency goroutines per round, each polling one pull request; the
-//     round waits for all of them before it ends, and Run returns only
-//     after its last round ended.
+//   - Poller.Run polls on its caller's goroutine. Each phase of a round
+//     starts a goroutine per branch looked for, or per pull request
+//     polled, at most Concurrency at once, and waits for all of them
+//     before the next phase; Run returns only after its last round ended.
+//     git runs on those goroutines, through gitcli.
 package github

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/herd-dev/herd/server/gitcli/gittest"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/server/store/dbtest"
 	"github.com/herd-dev/herd/server/store/storetest"
@@ -34,7 +36,18 @@ const (
 	testSHA    = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 )
 
-func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+// TestMain runs the tests with git isolated from the machine's
+// configuration: the Poller's tests run git in real repositories.
+func TestMain(m *testing.M) {
+	cleanup, err := gittest.Isolate()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "isolate git:", err)
+		os.Exit(1)
+	}
+	code := storetest.Main(m)
+	cleanup()
+	os.Exit(code)
+}
 
 // forEachDialect runs fn as one subtest per database.
 func forEachDialect(t *testing.T, fn func(t *testing.T, db *testDB)) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herd-dev/herd/server/gitcli"
 	"github.com/herd-dev/herd/server/store"
 )
 
@@ -21,7 +22,8 @@ const (
 	DefaultBaseURL = "https://api.github.com"
 	// DefaultPollInterval is the pause between two poll rounds.
 	DefaultPollInterval = time.Minute
-	// DefaultPollConcurrency bounds the pull requests polled at once.
+	// DefaultPollConcurrency bounds the pull requests polled, and the
+	// branches looked for, at once.
 	DefaultPollConcurrency = 4
 	// defaultRequestTimeout bounds one API request of the default client.
 	defaultRequestTimeout = 30 * time.Second
@@ -31,6 +33,7 @@ const (
 type PollStore interface {
 	LinkedPullRequestURLs(ctx context.Context) ([]string, error)
 	OpenPullRequests(ctx context.Context) ([]store.PullRequest, error)
+	BranchesToDiscover(ctx context.Context) ([]store.BranchToDiscover, error)
 	UpdatePullRequests(ctx context.Context, apply func(*store.PullRequestTx) error) (changedTasks []string, err error)
 }
 
@@ -41,13 +44,15 @@ type PollerConfig struct {
 	// commit statuses); required.
 	Token string
 	// BaseURL is the REST API's root; empty means DefaultBaseURL. GitHub
-	// Enterprise Server serves it at https://HOST/api/v3.
+	// Enterprise Server serves it at https://HOST/api/v3. It also names
+	// the host whose origin remotes the Poller looks up pull requests for:
+	// github.com for api.github.com, HOST for https://HOST/api/v3.
 	BaseURL string
 	// Interval is the pause between two rounds; zero means
 	// DefaultPollInterval.
 	Interval time.Duration
-	// Concurrency bounds the pull requests polled at once; zero means
-	// DefaultPollConcurrency.
+	// Concurrency bounds the pull requests polled, and the branches looked
+	// for, at once; zero means DefaultPollConcurrency.
 	Concurrency int
 	// Client sends the requests; nil means a client with a 30-second
 	// timeout.
@@ -64,6 +69,7 @@ type PollerConfig struct {
 // for servers GitHub cannot deliver webhooks to.
 type Poller struct {
 	api         *api
+	origins     *origins
 	store       PollStore
 	marker      Marker
 	log         *slog.Logger
@@ -116,7 +122,8 @@ func NewPoller(cfg PollerConfig) (*Poller, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("github poller: base URL %q is not an http(s) URL", base)
 	}
 	p := &Poller{
@@ -126,6 +133,7 @@ func NewPoller(cfg PollerConfig) (*Poller, error) {
 		},
 		store: cfg.Store, marker: cfg.Marker, log: cfg.Logger,
 		interval: cfg.Interval, concurrency: cfg.Concurrency,
+		origins: &origins{host: webHost(u), git: gitcli.Run, byPath: make(map[string]*origin)},
 	}
 	if p.api.client == nil {
 		p.api.client = &http.Client{Timeout: defaultRequestTimeout}
@@ -157,9 +165,12 @@ func (p *Poller) Run(ctx context.Context) {
 	}
 }
 
-// round polls every target once, at most p.concurrency at a time.
+// round looks for the pull requests of the branches to discover, then
+// polls every target once, those just found included, at most
+// p.concurrency at a time.
 func (p *Poller) round(ctx context.Context) {
 	defer p.api.endRound()
+	p.discover(ctx)
 	targets, err := p.targets(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -167,10 +178,25 @@ func (p *Poller) round(ctx context.Context) {
 		}
 		return
 	}
-	sem := make(chan struct{}, p.concurrency)
+	fanOut(ctx, p.concurrency, targets, func(t target) {
+		if err := p.poll(ctx, t); err != nil && ctx.Err() == nil {
+			p.log.Warn("github poller: could not poll a pull request",
+				"repository", t.repository, "number", t.number, "err", err)
+		}
+	})
+}
+
+// fanOut calls fn with each item, each on a goroutine of its own and at
+// most limit at once, and returns once every call returned. It starts no
+// call after ctx ended.
+func fanOut[T any](ctx context.Context, limit int, items []T, fn func(T)) {
+	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, t := range targets {
+	for _, it := range items {
+		if ctx.Err() != nil {
+			return
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -178,10 +204,7 @@ func (p *Poller) round(ctx context.Context) {
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := p.poll(ctx, t); err != nil && ctx.Err() == nil {
-				p.log.Warn("github poller: could not poll a pull request",
-					"repository", t.repository, "number", t.number, "err", err)
-			}
+			fn(it)
 		})
 	}
 }

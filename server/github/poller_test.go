@@ -29,13 +29,15 @@ const (
 
 // request is a request the fake GitHub received.
 type request struct {
-	path, ifNoneMatch, auth string
-	at                      time.Time
+	// uri is the path with the query.
+	path, uri, ifNoneMatch, auth string
+	at                           time.Time
 }
 
 // fakeGitHub serves testdata/api_*.json as GitHub's REST API does, with
-// ETags, and records every request. intercept, when set, may answer a
-// request instead.
+// ETags, and records every request. An answer set for a path with its
+// query answers that query only; one set for a path answers any query.
+// intercept, when set, may answer a request instead.
 type fakeGitHub struct {
 	mu sync.Mutex
 	// bodies maps a path to its answer. Guarded by mu.
@@ -55,6 +57,7 @@ func newFakeGitHub(tb testing.TB) *fakeGitHub {
 	f := &fakeGitHub{bodies: map[string][]byte{}}
 	for path, name := range map[string]string{
 		pullPath: "api_pull", runsPath: "api_check_runs", statusPath: "api_status", reviewsPath: "api_reviews",
+		discoverURI(testBranch): "api_pulls",
 	} {
 		body, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 		require.NoError(tb, err)
@@ -67,11 +70,15 @@ func newFakeGitHub(tb testing.TB) *fakeGitHub {
 func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, request{
-		path: r.URL.Path, ifNoneMatch: r.Header.Get("If-None-Match"), auth: r.Header.Get("Authorization"), at: time.Now(),
+		path: r.URL.Path, uri: r.URL.RequestURI(), ifNoneMatch: r.Header.Get("If-None-Match"),
+		auth: r.Header.Get("Authorization"), at: time.Now(),
 	})
 	f.received++
 	n := f.received
-	body, ok := f.bodies[r.URL.Path]
+	body, ok := f.bodies[r.URL.RequestURI()]
+	if !ok {
+		body, ok = f.bodies[r.URL.Path]
+	}
 	intercept := f.intercept
 	f.mu.Unlock()
 	if intercept != nil && intercept(w, r, n) {
@@ -81,8 +88,7 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
 		return
 	}
-	sum := sha256.Sum256(body)
-	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+	etag := etagOf(body)
 	w.Header().Set("ETag", etag)
 	w.Header().Set("X-RateLimit-Remaining", "4999")
 	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
@@ -94,7 +100,13 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// set replaces the answer to path.
+// etagOf is the ETag the fake GitHub sends with body.
+func etagOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:8]) + `"`
+}
+
+// set replaces the answer to path, which may carry a query.
 func (f *fakeGitHub) set(path string, body []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -203,12 +215,13 @@ func TestPollerPollsTheStoredOpenPullRequests(t *testing.T) {
 }
 
 // fakePollStore names testRepo#testNumber (by its URL and as an open
-// pull request) and the open pull requests in open to poll, and counts
-// writes without applying them.
+// pull request), the open pull requests in open to poll and the branches
+// to discover, and counts writes without applying them.
 type fakePollStore struct {
-	open    []store.PullRequest
-	mu      sync.Mutex
-	updates int
+	open     []store.PullRequest
+	branches []store.BranchToDiscover
+	mu       sync.Mutex
+	updates  int
 }
 
 func (*fakePollStore) LinkedPullRequestURLs(context.Context) ([]string, error) {
@@ -217,6 +230,10 @@ func (*fakePollStore) LinkedPullRequestURLs(context.Context) ([]string, error) {
 
 func (f *fakePollStore) OpenPullRequests(context.Context) ([]store.PullRequest, error) {
 	return append([]store.PullRequest{{Repository: testRepo, Number: testNumber, State: store.PullRequestOpen}}, f.open...), nil
+}
+
+func (f *fakePollStore) BranchesToDiscover(context.Context) ([]store.BranchToDiscover, error) {
+	return f.branches, nil
 }
 
 func (f *fakePollStore) UpdatePullRequests(context.Context, func(*store.PullRequestTx) error) ([]string, error) {

@@ -148,6 +148,45 @@ func (s *Store) OpenPullRequests(ctx context.Context) ([]PullRequest, error) {
 	return prs, nil
 }
 
+// BranchToDiscover is a working branch of a task's repository that no
+// stored pull request has as its head: the Poller asks GitHub for its pull
+// requests.
+type BranchToDiscover struct {
+	TaskID string
+	// Path is the repository's local path (task_repositories.path), whose
+	// origin remote names its GitHub repository.
+	Path   string
+	Branch string
+}
+
+// BranchesToDiscover returns the working branches of the repositories of
+// tasks not archived that no stored pull request, of any task or none,
+// has as its head branch, by path, branch and task. A branch leaves the
+// list once a pull request of it is stored.
+func (s *Store) BranchesToDiscover(ctx context.Context) ([]BranchToDiscover, error) {
+	rows, err := s.read.WithContext(ctx).Raw(`SELECT r.task_id, r.path, r.branch
+		FROM task_repositories r JOIN tasks t ON t.id = r.task_id
+		WHERE t.archived = ? AND r.branch <> ''
+			AND NOT EXISTS (SELECT 1 FROM pull_requests p WHERE p.head_branch = r.branch)
+		ORDER BY r.path, r.branch, r.task_id`, false).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("list branches to discover: %w", err)
+	}
+	defer rows.Close()
+	var out []BranchToDiscover
+	for rows.Next() {
+		var b BranchToDiscover
+		if err := rows.Scan(&b.TaskID, &b.Path, &b.Branch); err != nil {
+			return nil, fmt.Errorf("list branches to discover: %w", err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list branches to discover: %w", err)
+	}
+	return out, nil
+}
+
 // UpsertPullRequest stores a pull request by repository and number,
 // replacing every field of a stored one, and returns the task the stored
 // one belonged to ("" when none was stored or it had no task): when the

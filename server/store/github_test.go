@@ -332,3 +332,56 @@ func TestPollTargetsAreTheLinkedURLsAndOpenPullRequestsOfLiveTasks(t *testing.T)
 		require.Equal(t, a.ID, open[0].TaskID)
 	})
 }
+
+func TestBranchesToDiscoverAreTheLiveBranchesNoStoredPullRequestHeads(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		w := mustWorkspace(t, s, "w")
+		checkedOut := func(paths []string, branches ...string) shared.Task {
+			t.Helper()
+			in := shared.TaskCreateRequest{WorkspaceID: w.ID, Title: "t"}
+			var checkouts []RepositoryCheckout
+			for i, p := range paths {
+				in.Repositories = append(in.Repositories, shared.RepositoryInput{Path: p, BaseBranch: "main"})
+				checkouts = append(checkouts, RepositoryCheckout{Branch: branches[i]})
+			}
+			task, err := s.CreateTaskAs(ctx, NewTaskID(), in, checkouts)
+			require.NoError(t, err)
+			return task
+		}
+		waiting := checkedOut([]string{"/b"}, "herd/aaaa0001-login")
+		twoRepos := checkedOut([]string{"/a", "/c"}, "herd/aaaa0002-api", "")
+		open := checkedOut([]string{"/a"}, "herd/aaaa0003-open")
+		merged := checkedOut([]string{"/a"}, "herd/aaaa0004-merged")
+		checkedOut([]string{"/a"}, "herd/aaaa0005-foreign") // its pull request is stored unlinked
+		archived := checkedOut([]string{"/a"}, "herd/aaaa0006-archived")
+		checkedOut([]string{"/a"}, "") // runs in place: no branch of its own
+		for _, pr := range []PullRequest{
+			{TaskID: open.ID, Repository: "o/r", Number: 1, URL: "u1", HeadBranch: "herd/aaaa0003-open", State: PullRequestOpen},
+			{TaskID: merged.ID, Repository: "o/r", Number: 2, URL: "u2", HeadBranch: "herd/aaaa0004-merged", State: PullRequestClosed, Merged: true},
+			{Repository: "o/r", Number: 3, URL: "u3", HeadBranch: "herd/aaaa0005-foreign", State: PullRequestOpen},
+		} {
+			_, err := s.UpsertPullRequest(ctx, pr)
+			require.NoError(t, err)
+		}
+		_, err := s.ArchiveTask(ctx, archived.ID)
+		require.NoError(t, err)
+
+		branches, err := s.BranchesToDiscover(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []BranchToDiscover{
+			{TaskID: twoRepos.ID, Path: "/a", Branch: "herd/aaaa0002-api"},
+			{TaskID: waiting.ID, Path: "/b", Branch: "herd/aaaa0001-login"},
+		}, branches, "by path; open, merged and unlinked pull requests' branches, archived tasks and empty branches left out")
+
+		_, err = s.UpsertPullRequest(ctx, PullRequest{
+			TaskID: waiting.ID, Repository: "o/r", Number: 4, URL: "u4", HeadBranch: "herd/aaaa0001-login", State: PullRequestOpen,
+		})
+		require.NoError(t, err)
+		branches, err = s.BranchesToDiscover(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []BranchToDiscover{{TaskID: twoRepos.ID, Path: "/a", Branch: "herd/aaaa0002-api"}}, branches,
+			"a branch leaves once its pull request is stored")
+	})
+}
