@@ -91,7 +91,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.DurationVar(&c.IdleDuration, "idle-duration", 10*time.Second, "b: how long to sample before the streams start")
 	fs.DurationVar(&c.LightDuration, "light-duration", 15*time.Second, "b: how long to sample under the light load first (0 skips it)")
 	fs.IntVar(&c.LightGapMS, "light-gap-ms", 20, "b: milliseconds between chunks in the light load")
-	fs.DurationVar(&c.NicedDuration, "niced-duration", 30*time.Second, "b: after the loaded run, renice the agents to 19 and sample this long again (0 skips it)")
+	fs.DurationVar(&c.NicedDuration, "niced-duration", 0, "b: after the loaded run, renice the agents to 19 and sample this long again; the server already starts them at its --agent-nice, 19 by default (0 skips it)")
 	fs.DurationVar(&c.SampleGap, "sample-gap", 50*time.Millisecond, "a, b, c: pause between probes")
 	fs.DurationVar(&c.Stall, "stall", 30*time.Second, "c: how long the extra client stops reading (0 skips c)")
 	fs.IntVar(&c.StallGapMS, "stall-gap-ms", 20, "c: milliseconds between chunks while the client is stalled (1: the load of b)")
@@ -104,7 +104,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.Switches, "switches", 1000, "e: task switches per run")
 	fs.IntVar(&c.IdleConns, "idle-conns", 1000, "f: idle connections")
 	fs.IntVar(&c.IdleTasks, "idle-tasks", 27, "f: tasks in the workspace they boot")
-	fs.IntVar(&c.AgentsNice, "agents-nice", 0, "a, b, c: run the mock agents at this `niceness` (1–19), so the server is scheduled ahead of its load; 0 leaves them as started")
+	fs.IntVar(&c.AgentsNice, "agents-nice", 0, "a, b, c: renice the mock agents to this `niceness` (1–19) once started; 0 leaves them at the server's --agent-nice (19 by default)")
 	fs.DurationVar(&c.Settle, "settle", 3*time.Second, "quiet time before a memory reading and after a change of load")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -98,7 +98,7 @@ func TestBenchTinyRunReportsEveryScenario(t *testing.T) {
 	require.Equal(t, 3, c.StalledSessions)
 	require.Positive(t, c.StalledConnections)
 	require.Positive(t, c.RSSBeforeMiB)
-	require.GreaterOrEqual(t, c.RSSPeakMiB, c.RSSBeforeMiB)
+	require.Positive(t, c.RSSPeakMiB, "sampled during the stall (it may be below the RSS before: the runtime returns memory)")
 	require.Positive(t, c.Other.MessageAdd.N, "the other client kept prompting during the stall")
 
 	d := r.Fanout
