@@ -14,7 +14,8 @@ import (
 // renderDetail draws the selected task: what it is, its active error, the
 // git state of its repositories (once a session of it is open), its
 // session pane (nil in the server's render, which then says what the
-// summary knows), where it works, and what its summary says.
+// summary knows), where it works, what its summary says, and the control
+// that links a pull request to it by hand.
 func (s *shell) renderDetail(t shared.Task, sessions app.UI) app.UI {
 	row := state.RowOf(t)
 	sum := t.StatusSummary
@@ -60,6 +61,7 @@ func (s *shell) renderDetail(t shared.Task, sessions app.UI) app.UI {
 				)
 			}),
 			app.If(sum != nil && sum.PullRequest != nil, func() app.UI { return renderPullRequest(row, sum.PullRequest) }),
+			s.renderPRLink(t),
 		),
 	)
 }

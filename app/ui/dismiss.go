@@ -88,12 +88,14 @@ func (s *shell) dismissed(req shared.ErrorDismissRequest, err error) {
 	s.dismissal.busy = false
 	s.dismissal.err = ""
 	if err != nil {
-		s.dismissal.err = dismissFailure(err)
+		s.dismissal.err = requestFailure(err)
 	}
 }
 
-// dismissFailure explains why a dismissal failed.
-func dismissFailure(err error) string {
+// requestFailure explains why a request failed, in words that follow
+// "Could not …: ". A dismissal, a git refresh and a pull request link share
+// it: whatever the server did is shown by what the feed sends next.
+func requestFailure(err error) string {
 	var coded *shared.Error
 	switch {
 	case errors.As(err, &coded):

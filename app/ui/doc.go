@@ -61,6 +61,9 @@
 //     observation from the open session's detail (its snapshot, then
 //     session.git.updated), and its Refresh button sends
 //     session.git.refresh; the result arrives as a notification.
+//   - The task detail links a pull request by URL (task.update with
+//     pull_request_url) and unlinks it; the answer is applied with
+//     state.ResponseWrite like task.create's.
 //   - The browser's online and visibilitychange events nudge the client
 //     to reconnect at once instead of waiting out its backoff.
 //

@@ -341,7 +341,7 @@ func (v *sessionView) refreshed(id string, err error) {
 	if err != nil {
 		// Like a dismissal, a refresh's effect arrives later through the
 		// stream, so the same words explain its failure.
-		v.refresh.err = dismissFailure(err)
+		v.refresh.err = requestFailure(err)
 	}
 }
 

@@ -58,6 +58,8 @@ type shell struct {
 	draft      draft
 	// dismissal is the last error.dismiss sent, with its outcome.
 	dismissal dismissal
+	// prLink is the selected task's pull request link control.
+	prLink prLink
 }
 
 // OnInit creates the store; it runs on the server and in the browser,

@@ -144,8 +144,8 @@ func TestErrorBannerStaysAfterTheAnswerUntilASummaryWithoutTheError(t *testing.T
 	assert.NotContains(t, markup, "error-dot")
 }
 
-func TestDismissFailureSaysWhatToDo(t *testing.T) {
-	assert.Equal(t, "task a does not exist", dismissFailure(shared.Errorf(shared.CodeNotFound, "task a does not exist")))
-	assert.True(t, strings.HasPrefix(dismissFailure(fmt.Errorf("error.dismiss: %w", wsclient.ErrNotConnected)), "not connected"))
-	assert.True(t, strings.HasPrefix(dismissFailure(fmt.Errorf("error.dismiss: %w", wsclient.ErrTimeout)), "the server did not answer"))
+func TestRequestFailureSaysWhatToDo(t *testing.T) {
+	assert.Equal(t, "task a does not exist", requestFailure(shared.Errorf(shared.CodeNotFound, "task a does not exist")))
+	assert.True(t, strings.HasPrefix(requestFailure(fmt.Errorf("error.dismiss: %w", wsclient.ErrNotConnected)), "not connected"))
+	assert.True(t, strings.HasPrefix(requestFailure(fmt.Errorf("error.dismiss: %w", wsclient.ErrTimeout)), "the server did not answer"))
 }

@@ -1,0 +1,221 @@
+package ui
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/herd-dev/herd/app/state"
+	"github.com/herd-dev/herd/shared"
+)
+
+// Element ids of the task detail's pull request link control.
+const (
+	idTaskPRURL    = "task-pr-url"
+	idTaskPRLink   = "task-pr-link"
+	idTaskPRUnlink = "task-pr-unlink"
+	idTaskPRError  = "task-pr-error"
+)
+
+// prLink is the pull request link control of one task: the URL being typed
+// and the last task.update it sent, with its outcome. Another task's
+// control starts empty, so a request in flight for one task never disables
+// another's.
+type prLink struct {
+	taskID string
+	input  string
+	// seq numbers the requests sent, across tasks, so that only the answer
+	// to the latest one changes the control.
+	seq uint64
+	// busy is set while task.update is in flight; unlink says whether it
+	// removes the link, for the button's words.
+	busy   bool
+	unlink bool
+	// err is the last failure as a sentence; empty when none.
+	err string
+}
+
+// prLinkOf returns the control state of task taskID.
+func (s *shell) prLinkOf(taskID string) prLink {
+	if s.prLink.taskID != taskID {
+		return prLink{taskID: taskID, seq: s.prLink.seq}
+	}
+	return s.prLink
+}
+
+// renderPRLink draws the control that links a pull request to the task by
+// hand: a URL field with a Link button while the task has no link, else the
+// link with an Unlink button. The linked pull request's state follows later
+// in the summary (renderPullRequest), once herd has stored it.
+func (s *shell) renderPRLink(t shared.Task) app.UI {
+	p := s.prLinkOf(t.ID)
+	failure := app.If(p.err != "", func() app.UI {
+		return app.P().ID(idTaskPRError).Class("task-pr-error").Role("alert").Text(p.err)
+	})
+	if t.PullRequestURL != "" {
+		return app.Div().Class("task-pr", "task-pr-linked").Body(
+			app.Span().Class("task-pr-label").Text("Linked pull request"),
+			app.Div().Class("task-pr-row").Body(
+				prAnchor(t.PullRequestURL),
+				prButton(idTaskPRUnlink, "Unlink", "Unlinking…", p.busy).
+					Aria("label", "Remove the pull request link").
+					OnClick(s.onUnlinkPR(t.ID)),
+			),
+			failure,
+		)
+	}
+	input := app.Input().
+		ID(idTaskPRURL).
+		Type("url").
+		Name("pull_request_url").
+		Placeholder("https://github.com/OWNER/REPO/pull/17").
+		AutoComplete(false).
+		Spellcheck(false).
+		Attr("autocapitalize", "off").
+		Value(p.input).
+		OnInput(s.onPRInput(t.ID))
+	if p.err != "" {
+		input = input.Aria("describedby", idTaskPRError).Aria("invalid", "true")
+	}
+	// noValidate: the server's message says what a pull request link is;
+	// the browser's own bubble for type=url would not.
+	return app.Form().Class("task-pr", "task-pr-form").NoValidate(true).OnSubmit(s.onLinkPR(t.ID)).Body(
+		app.Label().Class("task-pr-label").For(idTaskPRURL).Text("Pull request URL"),
+		app.Div().Class("task-pr-row").Body(
+			input,
+			prButton(idTaskPRLink, "Link", "Linking…", p.busy).Type("submit"),
+		),
+		failure,
+	)
+}
+
+// prButton is the control's button, disabled and marked busy while its
+// request is in flight.
+func prButton(id, text, busyText string, busy bool) app.HTMLButton {
+	if !busy {
+		return app.Button().ID(id).Class("text-button", "task-pr-button").Type("button").Text(text)
+	}
+	// Disabled only ever set to true; see renderNewTask.
+	return app.Button().ID(id).Class("text-button", "task-pr-button").Type("button").Text(busyText).
+		Disabled(true).Aria("busy", "true")
+}
+
+// prAnchor shows the linked URL as text, opening in a new tab. The server
+// only stores https links to /OWNER/REPO/pull/NUMBER, but go-app writes
+// attribute values with Go quoting on the server, so the href is the
+// link's escaped form, and a link that still has a character that could
+// end the attribute is shown without one.
+func prAnchor(link string) app.UI {
+	u, err := url.Parse(link)
+	if err != nil || u.Scheme != "https" || strings.ContainsAny(u.String(), "\"'<>\\` ") {
+		return app.Span().Class("task-pr-url").Text(link)
+	}
+	return app.A().Class("task-pr-url").Href(u.String()).Target("_blank").Rel("noopener noreferrer").Text(link)
+}
+
+// onPRInput keeps task taskID's typed URL in step with its field.
+func (s *shell) onPRInput(taskID string) app.EventHandler {
+	return func(ctx app.Context, _ app.Event) {
+		p := s.prLinkOf(taskID)
+		p.input = ctx.JSSrc().Get("value").String()
+		s.prLink = p
+	}
+}
+
+// onLinkPR links the typed URL, trimmed; an empty field sends nothing.
+func (s *shell) onLinkPR(taskID string) app.EventHandler {
+	return func(_ app.Context, e app.Event) {
+		e.PreventDefault()
+		if link := strings.TrimSpace(s.prLinkOf(taskID).input); link != "" {
+			s.sendPRLink(taskID, link)
+		}
+	}
+}
+
+// onUnlinkPR removes the task's pull request link.
+func (s *shell) onUnlinkPR(taskID string) app.EventHandler {
+	return func(app.Context, app.Event) { s.sendPRLink(taskID, "") }
+}
+
+// sendPRLink sends task.update with link as task taskID's pull request
+// link; an empty link removes it. The request runs and reports back through
+// the shell's context: the button that sent it leaves the page on success.
+func (s *shell) sendPRLink(taskID, link string) {
+	if s.link == nil {
+		return
+	}
+	p := s.prLinkOf(taskID)
+	if p.busy {
+		return
+	}
+	p.seq++
+	p.busy, p.unlink, p.err = true, link == "", ""
+	s.prLink = p
+	ctx, client := s.link.ui, s.link.client
+	req := shared.TaskUpdateRequest{TaskID: taskID, PullRequestURL: &link}
+	seq, sent := p.seq, s.store.Mark()
+	ctx.Async(func() {
+		var t shared.Task
+		err := client.Request(context.Background(), shared.ActionTaskUpdate, req, &t)
+		ctx.Dispatch(func(ctx app.Context) {
+			current := s.prLink.taskID == taskID && s.prLink.seq == seq
+			if s.prLinked(req, seq, t, sent, err) {
+				// go-app clears a value by removing the attribute, which
+				// leaves what was typed in the field.
+				ctx.Defer(func(app.Context) { setProperty(idTaskPRURL, "value", "") })
+			}
+			if current {
+				keepPRFocus(ctx)
+			}
+		})
+	})
+}
+
+// prLinked applies the answer to the task.update numbered seq, sent when
+// the store was at sent, and reports whether it succeeded. The updated
+// task is stored the way every answer holding a task is (a task.updated
+// that overtook it stays); the control changes only if no newer request
+// was sent since.
+func (s *shell) prLinked(req shared.TaskUpdateRequest, seq uint64, t shared.Task, sent state.Mark, err error) bool {
+	if err == nil {
+		s.store.Apply(state.ResponseWrite(t, sent))
+	}
+	p := &s.prLink
+	if p.taskID != req.TaskID || p.seq != seq {
+		return false
+	}
+	p.busy = false
+	if err != nil {
+		verb := "link"
+		if p.unlink {
+			verb = "unlink"
+		}
+		p.err = "Could not " + verb + ": " + requestFailure(err)
+		return false
+	}
+	p.err, p.input = "", ""
+	return true
+}
+
+// keepPRFocus puts keyboard focus back into the control once the answer
+// has been rendered, when it was lost with the disabled or replaced button
+// or is still inside the control; focus the person moved elsewhere stays.
+func keepPRFocus(ctx app.Context) {
+	ctx.Defer(func(app.Context) {
+		doc := app.Window().Get("document")
+		active := doc.Get("activeElement")
+		lost := !active.Truthy() || active.Equal(doc.Get("body")) || !active.Get("isConnected").Bool() ||
+			active.Call("closest", ".task-pr").Truthy()
+		if !lost {
+			return
+		}
+		for _, id := range []string{idTaskPRURL, idTaskPRUnlink} {
+			if el := app.Window().GetElementByID(id); el.Truthy() {
+				el.Call("focus")
+				return
+			}
+		}
+	})
+}
