@@ -51,7 +51,7 @@ func (m *Manager) publishActivity(ctx context.Context, c tracker.Change) error {
 		if s.State == state {
 			return nil // stored meanwhile
 		}
-		state, stored = s.State, activityOf(s)
+		state, stored = s.State, storedActivity(s)
 	}
 	return nil
 }

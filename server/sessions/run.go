@@ -46,7 +46,7 @@ type waiter struct {
 func newRun(m *Manager, s shared.Session) *run {
 	return &run{
 		m: m, id: s.ID, taskID: s.TaskID,
-		state: s.State, activity: activityOf(s), rev: s.StateRevision,
+		state: s.State, activity: storedActivity(s), rev: s.StateRevision,
 		profile: s.AgentProfileID, waiting: make(map[string]*waiter),
 	}
 }
@@ -73,7 +73,7 @@ func (r *run) remember(s shared.Session) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s.StateRevision >= r.rev {
-		r.state, r.activity, r.rev = s.State, activityOf(s), s.StateRevision
+		r.state, r.activity, r.rev = s.State, storedActivity(s), s.StateRevision
 	}
 }
 
@@ -84,8 +84,8 @@ func (r *run) mirror() (shared.SessionState, store.Activity) {
 	return r.state, r.activity
 }
 
-// activityOf returns a session's stored activity.
-func activityOf(s shared.Session) store.Activity {
+// storedActivity returns a session's stored activity.
+func storedActivity(s shared.Session) store.Activity {
 	return store.Activity{Foreground: s.ForegroundActivity, Subagents: s.ActiveSubagentCount}
 }
 
