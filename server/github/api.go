@@ -119,8 +119,8 @@ func (a *api) failure(resp *http.Response, path string) error {
 	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body)
 	limited := resp.StatusCode == http.StatusTooManyRequests ||
 		(resp.StatusCode == http.StatusForbidden && strings.Contains(strings.ToLower(body.Message), "rate limit"))
-	if limited && !a.limit.holding(time.Now()) {
-		a.limit.hold(time.Now(), time.Now().Add(secondaryBackoff))
+	if now := time.Now(); limited && !a.limit.holding(now) {
+		a.limit.hold(now, now.Add(secondaryBackoff))
 	}
 	return fmt.Errorf("GitHub answered %s to %s: %s", resp.Status, path, body.Message)
 }

@@ -194,22 +194,12 @@ func (p *Poller) discoverBranch(ctx context.Context, b store.BranchToDiscover) e
 		}
 		changes = append(changes, pollChange{pr: c})
 	}
-	tasks, err := p.store.UpdatePullRequests(ctx, func(tx *store.PullRequestTx) error {
+	return p.update(ctx, func(tx *store.PullRequestTx) error {
 		for _, c := range changes {
 			if err := c.apply(tx); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		// Unless the list is fetched in full again, the next round would
-		// find it unchanged and never store it.
-		p.api.forget(path)
-		return err
-	}
-	for _, id := range tasks {
-		p.marker.Mark(id)
-	}
-	return nil
+	}, path)
 }

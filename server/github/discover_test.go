@@ -18,24 +18,12 @@ import (
 	"github.com/herd-dev/herd/server/gitcli"
 	"github.com/herd-dev/herd/server/gitcli/gittest"
 	"github.com/herd-dev/herd/server/store"
-	"github.com/herd-dev/herd/shared"
 )
 
 // discoverURI is the request that looks for the pull requests of branch
 // in testRepo.
 func discoverURI(branch string) string {
 	return "/repos/octo-org/herd-demo/pulls?head=" + url.QueryEscape("octo-org:"+branch) + "&state=all&per_page=10"
-}
-
-// checkout creates a task with one repository at path working on branch,
-// as creating its worktree does.
-func (db *testDB) checkout(tb testing.TB, path, branch string) shared.Task {
-	tb.Helper()
-	task, err := db.CreateTaskAs(context.Background(), store.NewTaskID(), shared.TaskCreateRequest{
-		WorkspaceID: db.Workspace.ID, Title: "t", Repositories: []shared.RepositoryInput{{Path: path, BaseBranch: "main"}},
-	}, []store.RepositoryCheckout{{Branch: branch}})
-	require.NoError(tb, err)
-	return task
 }
 
 // gitRepo creates a repository whose origin remote is origin, or without
@@ -227,12 +215,7 @@ func TestPollerLooksForABranchEveryRoundWithItsETag(t *testing.T) {
 			}
 			return out
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			p.Run(ctx)
-		}()
+		stop := run(t, p)
 
 		synctest.Wait()
 		first := searches()
@@ -245,8 +228,7 @@ func TestPollerLooksForABranchEveryRoundWithItsETag(t *testing.T) {
 		require.Len(t, second, 1, "the next round searches again")
 		require.Equal(t, etagOf([]byte("[]")), second[0].ifNoneMatch)
 		require.Equal(t, int32(1), gitCalls.Load())
-		cancel()
-		<-done
+		stop()
 	})
 }
 

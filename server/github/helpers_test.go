@@ -68,14 +68,17 @@ func openDB(tb testing.TB, dialect string) *testDB { return &testDB{dbtest.Open(
 // none yet).
 func (db *testDB) task(tb testing.TB, branch string) shared.Task {
 	tb.Helper()
-	task, err := db.CreateTask(context.Background(), shared.TaskCreateRequest{
-		WorkspaceID: db.Workspace.ID, Title: "t", Repositories: []shared.RepositoryInput{{Path: "/src/herd-demo", BaseBranch: "main"}},
-	})
+	return db.checkout(tb, "/src/herd-demo", branch)
+}
+
+// checkout creates a task with one repository at path working on branch,
+// as creating its worktree does.
+func (db *testDB) checkout(tb testing.TB, path, branch string) shared.Task {
+	tb.Helper()
+	task, err := db.CreateTaskAs(context.Background(), store.NewTaskID(), shared.TaskCreateRequest{
+		WorkspaceID: db.Workspace.ID, Title: "t", Repositories: []shared.RepositoryInput{{Path: path, BaseBranch: "main"}},
+	}, []store.RepositoryCheckout{{Branch: branch}})
 	require.NoError(tb, err)
-	if branch != "" {
-		_, err = db.Raw.Exec("UPDATE task_repositories SET branch = $1 WHERE id = $2", branch, task.Repositories[0].ID)
-		require.NoError(tb, err)
-	}
 	return task
 }
 

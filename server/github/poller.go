@@ -91,7 +91,6 @@ type checkRunsJSON struct {
 // combinedStatusJSON is the REST API's combined status of a commit: the
 // latest status of each context.
 type combinedStatusJSON struct {
-	SHA      string       `json:"sha"`
 	Statuses []statusJSON `json:"statuses"`
 }
 
@@ -279,10 +278,16 @@ func (p *Poller) poll(ctx context.Context, t target) error {
 	if !changed {
 		return nil
 	}
-	tasks, err := p.store.UpdatePullRequests(ctx, pc.apply)
+	return p.update(ctx, pc.apply, paths...)
+}
+
+// update stores what the answers to paths said and marks the tasks it
+// changed. When storing fails it forgets the answers: unless they are
+// fetched in full again, the next round would find them unchanged and
+// never store them.
+func (p *Poller) update(ctx context.Context, apply func(*store.PullRequestTx) error, paths ...string) error {
+	tasks, err := p.store.UpdatePullRequests(ctx, apply)
 	if err != nil {
-		// Unless the answers are fetched in full again, the next round
-		// would find them unchanged and never store them.
 		p.api.forget(paths...)
 		return err
 	}

@@ -216,12 +216,10 @@ func TestPollerPollsTheStoredOpenPullRequests(t *testing.T) {
 
 // fakePollStore names testRepo#testNumber (by its URL and as an open
 // pull request), the open pull requests in open to poll and the branches
-// to discover, and counts writes without applying them.
+// to discover, and applies no writes.
 type fakePollStore struct {
 	open     []store.PullRequest
 	branches []store.BranchToDiscover
-	mu       sync.Mutex
-	updates  int
 }
 
 func (*fakePollStore) LinkedPullRequestURLs(context.Context) ([]string, error) {
@@ -236,10 +234,7 @@ func (f *fakePollStore) BranchesToDiscover(context.Context) ([]store.BranchToDis
 	return f.branches, nil
 }
 
-func (f *fakePollStore) UpdatePullRequests(context.Context, func(*store.PullRequestTx) error) ([]string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.updates++
+func (*fakePollStore) UpdatePullRequests(context.Context, func(*store.PullRequestTx) error) ([]string, error) {
 	return nil, nil
 }
 
@@ -264,6 +259,12 @@ func runPoller(t *testing.T, gh *fakeGitHub, interval time.Duration) (stop func(
 		Client: &http.Client{Transport: handlerTransport{gh}},
 	})
 	require.NoError(t, err)
+	return run(t, p)
+}
+
+// run runs p inside the current synctest bubble and returns the function
+// that stops it and waits for Run to return.
+func run(t *testing.T, p *Poller) (stop func()) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {

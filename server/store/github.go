@@ -13,10 +13,6 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// pullRequestColumns are the columns scanPullRequests reads, in its order.
-const pullRequestColumns = `task_id, repository, number, url, head_branch, head_sha, state, draft, merged,
-	checks_state, review_state, updated_at`
-
 // CheckObservation is the state of one source of checks on one commit, as
 // GitHub reported it at ObservedAt.
 type CheckObservation struct {
@@ -42,8 +38,18 @@ type CheckObservation struct {
 type PullRequestTx struct {
 	tx       *gorm.DB
 	postgres bool
+	// held are the stored pull requests the transaction read or wrote. It
+	// holds them locked, so they stay as it last saw them and saving one
+	// need not read it again.
+	held map[pullRequestKey]PullRequest
 	// changed lists the tasks whose pull requests changed, without repeats.
 	changed []string
+}
+
+// pullRequestKey identifies a pull request.
+type pullRequestKey struct {
+	repository string
+	number     int
 }
 
 // ApplyDelivery records the GitHub webhook delivery deliveryID of event
@@ -58,6 +64,7 @@ func (s *Store) ApplyDelivery(ctx context.Context, deliveryID, event string, app
 	if strings.TrimSpace(deliveryID) == "" || strings.TrimSpace(event) == "" {
 		return false, nil, shared.Errorf(shared.CodeBadRequest, "a GitHub delivery needs an id and an event")
 	}
+	var t *PullRequestTx // nil for a replay
 	err = s.write.WithContext(ctx).Transaction(func(db *gorm.DB) error {
 		res := db.Exec(`INSERT INTO github_deliveries (delivery_id, event, received_at) VALUES (?, ?, ?)
 			ON CONFLICT (delivery_id) DO NOTHING`, deliveryID, event, now())
@@ -67,38 +74,33 @@ func (s *Store) ApplyDelivery(ctx context.Context, deliveryID, event string, app
 		if res.RowsAffected == 0 {
 			return nil
 		}
-		changed, err := s.runPullRequestTx(db, apply)
-		fresh, changedTasks = err == nil, changed
-		return err
+		t = s.pullRequestTx(db)
+		return apply(t)
 	})
-	if err != nil {
+	if err != nil || t == nil {
 		return false, nil, err
 	}
-	return fresh, changedTasks, nil
+	return true, t.changed, nil
 }
 
 // UpdatePullRequests calls apply in one transaction and returns the tasks
 // whose pull requests it changed, as ApplyDelivery does for a change that
 // no webhook delivery carries (a poll of GitHub's API).
 func (s *Store) UpdatePullRequests(ctx context.Context, apply func(*PullRequestTx) error) (changedTasks []string, err error) {
+	var t *PullRequestTx
 	err = s.write.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-		changed, err := s.runPullRequestTx(db, apply)
-		changedTasks = changed
-		return err
+		t = s.pullRequestTx(db)
+		return apply(t)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return changedTasks, nil
+	return t.changed, nil
 }
 
-// runPullRequestTx calls apply with a PullRequestTx over db.
-func (s *Store) runPullRequestTx(db *gorm.DB, apply func(*PullRequestTx) error) ([]string, error) {
-	t := &PullRequestTx{tx: db, postgres: s.dialect == dialectPostgres}
-	if err := apply(t); err != nil {
-		return nil, err
-	}
-	return t.changed, nil
+// pullRequestTx returns a PullRequestTx over the transaction db.
+func (s *Store) pullRequestTx(db *gorm.DB) *PullRequestTx {
+	return &PullRequestTx{tx: db, postgres: s.dialect == dialectPostgres, held: make(map[pullRequestKey]PullRequest)}
 }
 
 // PruneDeliveries deletes the webhook deliveries received before before,
@@ -135,13 +137,8 @@ func (s *Store) LinkedPullRequestURLs(ctx context.Context) ([]string, error) {
 // OpenPullRequests returns the open pull requests of tasks not archived,
 // by repository and number.
 func (s *Store) OpenPullRequests(ctx context.Context) ([]PullRequest, error) {
-	rows, err := s.read.WithContext(ctx).Raw(`SELECT `+pullRequestColumns+` FROM pull_requests
-		WHERE state = ? AND task_id IN (SELECT id FROM tasks WHERE archived = ?)
-		ORDER BY repository, number`, PullRequestOpen, false).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("list open pull requests: %w", err)
-	}
-	prs, err := scanPullRequests(rows)
+	prs, err := selectPullRequests(s.read.WithContext(ctx), `WHERE state = ? AND task_id IN (SELECT id FROM tasks WHERE archived = ?)
+		ORDER BY repository, number`, PullRequestOpen, false)
 	if err != nil {
 		return nil, fmt.Errorf("list open pull requests: %w", err)
 	}
@@ -164,24 +161,13 @@ type BranchToDiscover struct {
 // has as its head branch, by path, branch and task. A branch leaves the
 // list once a pull request of it is stored.
 func (s *Store) BranchesToDiscover(ctx context.Context) ([]BranchToDiscover, error) {
-	rows, err := s.read.WithContext(ctx).Raw(`SELECT r.task_id, r.path, r.branch
+	var out []BranchToDiscover
+	err := s.read.WithContext(ctx).Raw(`SELECT r.task_id, r.path, r.branch
 		FROM task_repositories r JOIN tasks t ON t.id = r.task_id
 		WHERE t.archived = ? AND r.branch <> ''
 			AND NOT EXISTS (SELECT 1 FROM pull_requests p WHERE p.head_branch = r.branch)
-		ORDER BY r.path, r.branch, r.task_id`, false).Rows()
+		ORDER BY r.path, r.branch, r.task_id`, false).Scan(&out).Error
 	if err != nil {
-		return nil, fmt.Errorf("list branches to discover: %w", err)
-	}
-	defer rows.Close()
-	var out []BranchToDiscover
-	for rows.Next() {
-		var b BranchToDiscover
-		if err := rows.Scan(&b.TaskID, &b.Path, &b.Branch); err != nil {
-			return nil, fmt.Errorf("list branches to discover: %w", err)
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list branches to discover: %w", err)
 	}
 	return out, nil
@@ -194,8 +180,7 @@ func (s *Store) BranchesToDiscover(ctx context.Context) ([]BranchToDiscover, err
 // now.
 func (s *Store) UpsertPullRequest(ctx context.Context, pr PullRequest) (previousTaskID string, err error) {
 	err = s.write.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-		t := &PullRequestTx{tx: db, postgres: s.dialect == dialectPostgres}
-		prev, _, err := t.save(pr)
+		prev, err := s.pullRequestTx(db).save(pr)
 		previousTaskID = prev.TaskID
 		return err
 	})
@@ -208,12 +193,10 @@ func (s *Store) UpsertPullRequest(ctx context.Context, pr PullRequest) (previous
 // PullRequest returns the stored pull request number of repository; ok is
 // false when there is none.
 func (t *PullRequestTx) PullRequest(repository string, number int) (pr PullRequest, ok bool, err error) {
-	rows, err := t.tx.Raw(`SELECT `+pullRequestColumns+` FROM pull_requests
-		WHERE repository = ? AND number = ?`+t.lock(), repository, number).Rows()
-	if err != nil {
-		return PullRequest{}, false, fmt.Errorf("load pull request %s#%d: %w", repository, number, err)
+	if pr, ok := t.held[pullRequestKey{repository, number}]; ok {
+		return pr, true, nil
 	}
-	prs, err := scanPullRequests(rows)
+	prs, err := t.hold(`WHERE repository = ? AND number = ?`, repository, number)
 	if err != nil {
 		return PullRequest{}, false, fmt.Errorf("load pull request %s#%d: %w", repository, number, err)
 	}
@@ -229,12 +212,7 @@ func (t *PullRequestTx) PullRequestsAt(repository, sha string) ([]PullRequest, e
 	if sha == "" {
 		return nil, nil
 	}
-	rows, err := t.tx.Raw(`SELECT `+pullRequestColumns+` FROM pull_requests
-		WHERE repository = ? AND head_sha = ? ORDER BY number`+t.lock(), repository, sha).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("load pull requests of %s at %s: %w", repository, sha, err)
-	}
-	prs, err := scanPullRequests(rows)
+	prs, err := t.hold(`WHERE repository = ? AND head_sha = ? ORDER BY number`, repository, sha)
 	if err != nil {
 		return nil, fmt.Errorf("load pull requests of %s at %s: %w", repository, sha, err)
 	}
@@ -277,23 +255,23 @@ func (t *PullRequestTx) LinkedTask(url, headBranch string) (string, error) {
 // pull request differs, the task it belonged to and pr's task count as
 // changed; an identical one is not rewritten.
 func (t *PullRequestTx) SavePullRequest(pr PullRequest) error {
-	_, _, err := t.save(pr)
+	_, err := t.save(pr)
 	return err
 }
 
 // save stores pr unless the stored one is identical, records the changed
-// tasks and returns the stored one.
-func (t *PullRequestTx) save(pr PullRequest) (prev PullRequest, found bool, err error) {
+// tasks and returns the stored one (zero when none was stored).
+func (t *PullRequestTx) save(pr PullRequest) (prev PullRequest, err error) {
 	if err := pr.validate(); err != nil {
-		return PullRequest{}, false, err
+		return PullRequest{}, err
 	}
 	if pr.UpdatedAt.IsZero() {
 		pr.UpdatedAt = now()
 	}
 	pr.UpdatedAt = dbTime(pr.UpdatedAt)
-	prev, found, err = t.PullRequest(pr.Repository, pr.Number)
+	prev, found, err := t.PullRequest(pr.Repository, pr.Number)
 	if err != nil || (found && prev.same(pr)) {
-		return prev, found, err
+		return prev, err
 	}
 	err = t.tx.Exec(`INSERT INTO pull_requests
 			(id, task_id, repository, number, url, head_branch, head_sha, state, draft, merged, checks_state,
@@ -307,12 +285,13 @@ func (t *PullRequestTx) save(pr PullRequest) (prev PullRequest, found bool, err 
 		pr.Draft, pr.Merged, pr.ChecksState, pr.ReviewState, pr.UpdatedAt).Error
 	if err != nil {
 		if isForeignKeyViolation(err) {
-			return PullRequest{}, false, taskNotFound(pr.TaskID)
+			return PullRequest{}, taskNotFound(pr.TaskID)
 		}
-		return PullRequest{}, false, fmt.Errorf("store pull request %s#%d: %w", pr.Repository, pr.Number, err)
+		return PullRequest{}, fmt.Errorf("store pull request %s#%d: %w", pr.Repository, pr.Number, err)
 	}
+	t.held[pullRequestKey{pr.Repository, pr.Number}] = pr
 	t.touch(prev.TaskID, pr.TaskID)
-	return prev, found, nil
+	return prev, nil
 }
 
 // RecordCheck stores c as the state of its source on its commit, unless
@@ -354,13 +333,19 @@ func (t *PullRequestTx) CheckStates(repository, sha string) ([]string, error) {
 	return states, nil
 }
 
-// lock is the clause that locks the rows a read returns until the
-// transaction ends: PostgreSQL needs it; SQLite has none and needs none.
-func (t *PullRequestTx) lock() string {
+// hold reads the pull requests that where (a WHERE clause and an order)
+// selects and keeps them locked until the transaction ends: PostgreSQL
+// needs FOR UPDATE for that; SQLite has none and needs none, since its
+// transactions hold the write lock.
+func (t *PullRequestTx) hold(where string, args ...any) ([]PullRequest, error) {
 	if t.postgres {
-		return " FOR UPDATE"
+		where += " FOR UPDATE"
 	}
-	return ""
+	prs, err := selectPullRequests(t.tx, where, args...)
+	for _, pr := range prs {
+		t.held[pullRequestKey{pr.Repository, pr.Number}] = pr
+	}
+	return prs, err
 }
 
 // touch records the non-empty task ids as changed.
@@ -396,8 +381,14 @@ func (pr PullRequest) validate() error {
 	return nil
 }
 
-// scanPullRequests reads rows of pullRequestColumns and closes them.
-func scanPullRequests(rows *sql.Rows) ([]PullRequest, error) {
+// selectPullRequests reads the pull requests that the clauses following
+// FROM pull_requests (a WHERE clause, an order, a lock) select.
+func selectPullRequests(db *gorm.DB, clauses string, args ...any) ([]PullRequest, error) {
+	rows, err := db.Raw(`SELECT task_id, repository, number, url, head_branch, head_sha, state, draft, merged,
+		checks_state, review_state, updated_at FROM pull_requests `+clauses, args...).Rows()
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	var out []PullRequest
 	for rows.Next() {
