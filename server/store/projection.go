@@ -396,27 +396,13 @@ func loadRepositoryObservations(db *gorm.DB, ids []string, srcs []SummarySource,
 
 // loadPullRequests sets each task's pull requests, by number.
 func loadPullRequests(db *gorm.DB, ids []string, srcs []SummarySource, index map[string]int) error {
-	rows, err := db.Raw(`SELECT task_id, repository, number, url, head_branch, state, draft, merged,
-			checks_state, review_state, updated_at
-		FROM pull_requests WHERE task_id IN ? ORDER BY task_id, number, repository`, ids).Rows()
+	prs, err := selectPullRequests(db, "WHERE task_id IN ? ORDER BY task_id, number, repository", ids)
 	if err != nil {
 		return fmt.Errorf("load pull requests: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var pr PullRequest
-		var at nullTime
-		err := rows.Scan(&pr.TaskID, &pr.Repository, &pr.Number, &pr.URL, &pr.HeadBranch, &pr.State, &pr.Draft,
-			&pr.Merged, &pr.ChecksState, &pr.ReviewState, &at)
-		if err != nil {
-			return fmt.Errorf("load pull requests: %w", err)
-		}
-		pr.UpdatedAt = at.t
+	for _, pr := range prs {
 		src := &srcs[index[pr.TaskID]]
 		src.PullRequests = append(src.PullRequests, pr)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load pull requests: %w", err)
 	}
 	return nil
 }
