@@ -66,12 +66,13 @@
 // SessionDetail holds the one session the UI shows: the session, its
 // messages by id in seq order, its queue, its task's repository git
 // observations (replaced whole by each session.git.updated, kept across
-// Reset), and the seq of the last semantic notification. The snapshot of session.subscribe is applied first; the
-// notifications that arrived before it (seq ≥ 1) are buffered and applied
-// after it. A semantic notification whose seq is not last+1 means frames
-// were missed: the detail stops applying and reports Resync, and the UI
-// subscribes again. A session.message.updated of a still-streaming message
-// may repeat the last seq (an intermediate update) or take the next one.
+// Reset), and the seq of the last semantic notification. The snapshot of
+// session.subscribe is applied first; the notifications that arrived
+// before it (seq ≥ 1) are buffered and applied after it. A semantic
+// notification whose seq is not last+1 means frames were missed: the
+// detail stops applying and reports Resync, and the UI subscribes again. A
+// session.message.updated of a still-streaming message may repeat the last
+// seq (an intermediate update) or take the next one.
 //
 // A session's state, foreground activity and subagent count move with its
 // StateRevision, newest wins: session.state_changed and

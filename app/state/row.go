@@ -89,6 +89,22 @@ var lifecycleIndicators = map[shared.SessionState]Indicator{
 	shared.SessionCancelled:       IndicatorCancelled,
 }
 
+// lifecycleIndicator is a session state's indicator; unknown for a state
+// this client does not know (or a session not loaded yet).
+func lifecycleIndicator(st shared.SessionState) Indicator {
+	if i, ok := lifecycleIndicators[st]; ok {
+		return i
+	}
+	return IndicatorUnknown
+}
+
+// activityIndicators maps a foreground activity to its indicator; a settled
+// (empty) activity has none.
+var activityIndicators = map[shared.ForegroundActivity]Indicator{
+	shared.ActivityGenerating: IndicatorGenerating,
+	shared.ActivityBackground: IndicatorBackground,
+}
+
 // Row is everything a task switcher row shows. Desktop sidebar and phone
 // sheet render the same Row. It holds only comparable values, so two rows
 // compare with == and a UI can skip re-rendering an unchanged one.
@@ -148,16 +164,13 @@ func RowOf(t shared.Task) Row {
 
 // coarseIndicator is the indicator of a task without a summary.
 func coarseIndicator(t shared.Task) Indicator {
-	switch {
-	case t.ForegroundActivity == shared.ActivityGenerating:
-		return IndicatorGenerating
-	case t.ForegroundActivity == shared.ActivityBackground:
-		return IndicatorBackground
-	case t.PrimarySessionID != "":
-		return IndicatorUnknown
-	default:
-		return IndicatorNoSession
+	if i, ok := activityIndicators[t.ForegroundActivity]; ok {
+		return i
 	}
+	if t.PrimarySessionID != "" {
+		return IndicatorUnknown
+	}
+	return IndicatorNoSession
 }
 
 // SessionIndicator names one session's state in the rows' vocabulary. A
@@ -165,36 +178,25 @@ func coarseIndicator(t shared.Task) Indicator {
 // lifecycle state only, whatever activity a stale copy still carries, so a
 // session that has left RUNNING never looks busy.
 func SessionIndicator(s shared.Session) Indicator {
-	if s.State == shared.SessionRunning {
-		switch s.ForegroundActivity {
-		case shared.ActivityGenerating:
-			return IndicatorGenerating
-		case shared.ActivityBackground:
-			return IndicatorBackground
-		}
-	}
-	if i, ok := lifecycleIndicators[s.State]; ok {
+	if i, ok := activityIndicators[s.ForegroundActivity]; ok && s.State == shared.SessionRunning {
 		return i
 	}
-	return IndicatorUnknown
+	return lifecycleIndicator(s.State)
 }
 
 // indicatorOf applies the row precedence to a summary.
 func indicatorOf(sum *shared.TaskStatusSummary) Indicator {
-	switch {
-	case sum.PendingAction == shared.PendingPermission:
+	switch sum.PendingAction {
+	case shared.PendingPermission:
 		return IndicatorPermission
-	case sum.PendingAction == shared.PendingClarification:
+	case shared.PendingClarification:
 		return IndicatorClarification
-	case sum.ForegroundActivity == shared.ActivityGenerating:
-		return IndicatorGenerating
-	case sum.ForegroundActivity == shared.ActivityBackground:
-		return IndicatorBackground
-	case sum.PrimarySession == nil:
-		return IndicatorNoSession
 	}
-	if i, ok := lifecycleIndicators[sum.PrimarySession.State]; ok {
+	if i, ok := activityIndicators[sum.ForegroundActivity]; ok {
 		return i
 	}
-	return IndicatorUnknown
+	if sum.PrimarySession == nil {
+		return IndicatorNoSession
+	}
+	return lifecycleIndicator(sum.PrimarySession.State)
 }

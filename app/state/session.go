@@ -12,8 +12,7 @@ import (
 // SessionDetail is the client's copy of one opened session: the session,
 // its transcript ordered by seq, its queue, the latest git observation of
 // its task's repositories, and the position in the session's notification
-// stream. Like Store it is owned by the UI
-// goroutine and needs no lock.
+// stream. Like Store it is owned by the UI goroutine and needs no lock.
 //
 // The detail is fed in three ways, always in arrival order:
 //
@@ -313,7 +312,7 @@ func (d *SessionDetail) apply(env shared.Envelope) {
 	case shared.NotifySessionGitUpdated:
 		// Every repository of the task, every time: a whole replacement.
 		if ev, ok := decode[shared.SessionGitEvent](env.Payload); ok {
-			d.git = slices.Clone(ev.Repositories)
+			d.git = ev.Repositories
 		}
 	}
 }

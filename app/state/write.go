@@ -92,10 +92,7 @@ func (s *Store) applyTask(w Write) bool {
 		}
 		s.tasks[t.ID] = e
 		s.orderStale = true
-		s.touch(e)
-		if !w.response {
-			e.live = e.seq
-		}
+		s.accepted(e, w)
 		return true
 	}
 
@@ -113,12 +110,18 @@ func (s *Store) applyTask(w Write) bool {
 		changed = true
 	}
 	if changed {
-		s.touch(e)
-		if !w.response {
-			e.live = e.seq
-		}
+		s.accepted(e, w)
 	}
 	return changed
+}
+
+// accepted records the accepted task write w of e; a live one (not a
+// response) also moves e.live.
+func (s *Store) accepted(e *entry, w Write) {
+	s.touch(e)
+	if !w.response {
+		e.live = e.seq
+	}
 }
 
 // mayReplaceTask reports whether w's task fields may replace e's. Newest

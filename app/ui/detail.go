@@ -117,7 +117,7 @@ func renderSession(row state.Row) app.UI {
 			app.Text("Primary session: "),
 			app.Strong().Text(row.Indicator.Label()),
 			app.If(row.Queued > 0, func() app.UI {
-				return app.Text(" · " + plural(row.Queued, "queued prompt", "queued prompts"))
+				return app.Text(" · " + queuedPrompts(row.Queued))
 			}),
 		),
 	)
@@ -139,28 +139,19 @@ func (s *shell) gitPanel(taskID string) app.UI {
 // rendered as text.
 func (v *sessionView) renderGitPanel() app.UI {
 	repos := v.detail.Git()
-	r := v.refresh
-	mine := r.sessionID == v.openID
-	text := "Refresh"
-	if mine && r.busy {
-		text = "Refreshing…"
-	}
-	refresh := app.Button().
-		ID("git-refresh").
-		Class("text-button", "git-refresh").
-		Type("button").
-		Aria("label", "Refresh git status").
-		OnClick(v.onGitRefresh).
-		Text(text)
-	if mine && r.busy {
-		refresh = refresh.Disabled(true).Aria("busy", "true")
+	var r request
+	if v.refresh.sessionID == v.openID {
+		r = v.refresh.request
 	}
 	return app.Section().ID("git-panel").Class("detail-section", "git-panel").Aria("labelledby", "git-panel-title").Body(
 		app.Div().Class("git-panel-head").Body(
 			app.H2().ID("git-panel-title").Text("Git"),
-			refresh,
+			busyButton("git-refresh", "Refresh", "Refreshing…", r.busy).
+				Class("git-refresh").
+				Aria("label", "Refresh git status").
+				OnClick(v.onGitRefresh),
 		),
-		app.If(mine && r.err != "", func() app.UI {
+		app.If(r.err != "", func() app.UI {
 			return app.P().Class("git-refresh-error").Role("alert").Text("Could not refresh: " + r.err)
 		}),
 		app.Ul().Class("git-repos").Body(
@@ -227,5 +218,5 @@ func aheadBehind(ahead, behind *int) app.UI {
 		}
 	}
 	label := strings.Join(words, ", ")
-	return app.Span().Class("ahead-behind").Role("img").Aria("label", label).Title(label).Text(strings.Join(text, " "))
+	return namedSpan(label).Class("ahead-behind").Text(strings.Join(text, " "))
 }

@@ -2,11 +2,9 @@ package ui
 
 import (
 	"context"
-	"errors"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
-	"github.com/herd-dev/herd/app/wsclient"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -14,14 +12,17 @@ import (
 const idErrorDismiss = "error-dismiss"
 
 // dismissal is one error.dismiss request: the error it names (task and
-// stamp), whether it is in flight and, once answered, why it failed. A
-// banner shows it only while it names the banner's error, so a newer error
-// starts with a fresh button.
+// stamp) and its state. A banner shows it only while it names the
+// banner's error, so a newer error starts with a fresh button.
 type dismissal struct {
 	taskID string
 	stamp  string
-	busy   bool
-	err    string
+	request
+}
+
+// names reports whether d was sent for task taskID's error with stamp.
+func (d dismissal) names(taskID, stamp string) bool {
+	return d.taskID == taskID && d.stamp == stamp
 }
 
 // renderErrorBanner draws a task's active error with its dismiss button.
@@ -29,20 +30,9 @@ type dismissal struct {
 // server's answer alone does not remove it. The preview is agent text and
 // is only ever rendered as text.
 func (s *shell) renderErrorBanner(taskID string, e shared.ActiveError) app.UI {
-	d := s.dismissal
-	mine := d.taskID == taskID && d.stamp == e.Stamp
-	text := "Dismiss"
-	if mine && d.busy {
-		text = "Dismissing…"
-	}
-	dismiss := app.Button().
-		ID(idErrorDismiss).
-		Class("text-button").
-		Type("button").
-		OnClick(s.onDismissError(taskID, e.Stamp)).
-		Text(text)
-	if mine && d.busy {
-		dismiss = dismiss.Disabled(true)
+	var r request
+	if s.dismissal.names(taskID, e.Stamp) {
+		r = s.dismissal.request
 	}
 	return app.Div().ID("error-banner").Class("banner", "banner-error", "error-banner").Role("alert").Body(
 		app.Div().Class("error-banner-body").Body(
@@ -50,11 +40,11 @@ func (s *shell) renderErrorBanner(taskID string, e shared.ActiveError) app.UI {
 			app.If(e.Preview != "", func() app.UI {
 				return app.P().Class("error-preview").Text(e.Preview)
 			}),
-			app.If(mine && d.err != "", func() app.UI {
-				return app.P().Class("error-banner-failure").Text("Could not dismiss: " + d.err)
+			app.If(r.err != "", func() app.UI {
+				return app.P().Class("error-banner-failure").Text("Could not dismiss: " + r.err)
 			}),
 		),
-		dismiss,
+		busyButton(idErrorDismiss, "Dismiss", "Dismissing…", r.busy).OnClick(s.onDismissError(taskID, e.Stamp)),
 	)
 }
 
@@ -66,10 +56,10 @@ func (s *shell) onDismissError(taskID, stamp string) app.EventHandler {
 		if s.link == nil {
 			return
 		}
-		if d := s.dismissal; d.busy && d.taskID == taskID && d.stamp == stamp {
+		if s.dismissal.busy && s.dismissal.names(taskID, stamp) {
 			return
 		}
-		s.dismissal = dismissal{taskID: taskID, stamp: stamp, busy: true}
+		s.dismissal = dismissal{taskID: taskID, stamp: stamp, request: request{busy: true}}
 		ctx, client := s.link.ui, s.link.client
 		req := shared.ErrorDismissRequest{TaskID: taskID, Stamp: stamp}
 		ctx.Async(func() {
@@ -82,29 +72,8 @@ func (s *shell) onDismissError(taskID, stamp string) app.EventHandler {
 // dismissed records the answer to an error.dismiss request, unless a
 // newer one was sent since.
 func (s *shell) dismissed(req shared.ErrorDismissRequest, err error) {
-	if s.dismissal.taskID != req.TaskID || s.dismissal.stamp != req.Stamp {
+	if !s.dismissal.names(req.TaskID, req.Stamp) {
 		return
 	}
-	s.dismissal.busy = false
-	s.dismissal.err = ""
-	if err != nil {
-		s.dismissal.err = requestFailure(err)
-	}
-}
-
-// requestFailure explains why a request failed, in words that follow
-// "Could not …: ". A dismissal, a git refresh and a pull request link share
-// it: whatever the server did is shown by what the feed sends next.
-func requestFailure(err error) string {
-	var coded *shared.Error
-	switch {
-	case errors.As(err, &coded):
-		return coded.Message
-	case errors.Is(err, wsclient.ErrNotConnected):
-		return "not connected to the server. Try again once the status shows online."
-	case errors.Is(err, wsclient.ErrTimeout), lostConnection(err):
-		return "the server did not answer. Try again once the status shows online."
-	default:
-		return err.Error()
-	}
+	s.dismissal.answered(err)
 }

@@ -84,7 +84,7 @@ func TestGitPanelShowsEachRepository(t *testing.T) {
 
 func TestGitRefreshShowsItsBusyStateAndItsFailure(t *testing.T) {
 	s, v := gitView(shared.RepositoryGit{RepositoryID: "r1", Path: "/src/app"})
-	v.refresh = gitRefresh{sessionID: "s1", busy: true}
+	v.refresh = gitRefresh{sessionID: "s1", request: request{busy: true}}
 	markup := html(s)
 	assert.True(t, regexpDisabled.MatchString(tagWithClass(t, markup, "git-refresh")))
 	assert.Contains(t, markup, "Refreshing…")
@@ -98,7 +98,7 @@ func TestGitRefreshShowsItsBusyStateAndItsFailure(t *testing.T) {
 	assert.Contains(t, tagWithClass(t, markup, "git-refresh-error"), `role="alert"`)
 	assert.Contains(t, markup, "Could not refresh: git observation is not available")
 
-	v.refresh = gitRefresh{sessionID: "s1", busy: true}
+	v.refresh = gitRefresh{sessionID: "s1", request: request{busy: true}}
 	v.refreshed("s1", nil)
 	markup = html(s)
 	assert.NotContains(t, markup, "git-refresh-error", "a scheduled refresh shows no error")
@@ -174,9 +174,7 @@ func TestStylesheetCoversEveryPullRequestState(t *testing.T) {
 	} {
 		assert.Regexp(t, `(?m)^\.pr-`+regexp.QuoteMeta(string(st))+`\b[^{]*[{,]`, css, "no rule for pull request state %s", st)
 	}
-	for _, class := range []string{"git-panel-head", "git-repo", "git-error", "git-no-base-mark", "repo-input"} {
-		assert.Regexp(t, `(?m)^\.`+class+`\b`, css, "no rule for .%s", class)
-	}
+	assertStyled(t, css, "git-panel-head", "git-repo", "git-error", "git-no-base-mark", "repo-input")
 }
 
 // stylesheet reads web/static/app.css.
@@ -185,4 +183,12 @@ func stylesheet(t *testing.T) string {
 	css, err := os.ReadFile("../../web/static/app.css")
 	require.NoError(t, err)
 	return string(css)
+}
+
+// assertStyled checks that the stylesheet css has a rule for each class.
+func assertStyled(t *testing.T, css string, classes ...string) {
+	t.Helper()
+	for _, class := range classes {
+		assert.Regexp(t, `(?m)^\.`+class+`\b`, css, "no rule for .%s", class)
+	}
 }

@@ -86,13 +86,9 @@ func (l *link) status(st wsclient.Status) {
 	l.ui.Dispatch(func(app.Context) { l.shell.store.SetConnection(c) })
 }
 
-// apply makes store writes on the UI goroutine, in one update.
-func (l *link) apply(writes ...state.Write) {
-	l.ui.Dispatch(func(app.Context) {
-		for _, w := range writes {
-			l.shell.store.Apply(w)
-		}
-	})
+// apply makes a store write on the UI goroutine.
+func (l *link) apply(w state.Write) {
+	l.ui.Dispatch(func(app.Context) { l.shell.store.Apply(w) })
 }
 
 // boot is the client's OnConnect hook, the one place that runs after every

@@ -20,8 +20,8 @@ const (
 )
 
 // prLink is the pull request link control of one task: the URL being typed
-// and the last task.update it sent, with its outcome. Another task's
-// control starts empty, so a request in flight for one task never disables
+// and the last task.update it sent, with its state. Another task's control
+// starts empty, so a request in flight for one task never disables
 // another's.
 type prLink struct {
 	taskID string
@@ -29,12 +29,19 @@ type prLink struct {
 	// seq numbers the requests sent, across tasks, so that only the answer
 	// to the latest one changes the control.
 	seq uint64
-	// busy is set while task.update is in flight; unlink says whether it
-	// removes the link, for the button's words.
-	busy   bool
+	// unlink says whether the request removes the link, for the words of
+	// its failure.
 	unlink bool
-	// err is the last failure as a sentence; empty when none.
-	err string
+	request
+}
+
+// failure says why the last request failed, as a sentence.
+func (p prLink) failure() string {
+	verb := "link"
+	if p.unlink {
+		verb = "unlink"
+	}
+	return "Could not " + verb + ": " + p.err
 }
 
 // prLinkOf returns the control state of task taskID.
@@ -52,14 +59,14 @@ func (s *shell) prLinkOf(taskID string) prLink {
 func (s *shell) renderPRLink(t shared.Task) app.UI {
 	p := s.prLinkOf(t.ID)
 	failure := app.If(p.err != "", func() app.UI {
-		return app.P().ID(idTaskPRError).Class("task-pr-error").Role("alert").Text(p.err)
+		return app.P().ID(idTaskPRError).Class("task-pr-error").Role("alert").Text(p.failure())
 	})
 	if t.PullRequestURL != "" {
 		return app.Div().Class("task-pr", "task-pr-linked").Body(
 			app.Span().Class("task-pr-label").Text("Linked pull request"),
 			app.Div().Class("task-pr-row").Body(
 				prAnchor(t.PullRequestURL),
-				prButton(idTaskPRUnlink, "Unlink", "Unlinking…", p.busy).
+				busyButton(idTaskPRUnlink, "Unlink", "Unlinking…", p.busy).Class("task-pr-button").
 					Aria("label", "Remove the pull request link").
 					OnClick(s.onUnlinkPR(t.ID)),
 			),
@@ -85,21 +92,10 @@ func (s *shell) renderPRLink(t shared.Task) app.UI {
 		app.Label().Class("task-pr-label").For(idTaskPRURL).Text("Pull request URL"),
 		app.Div().Class("task-pr-row").Body(
 			input,
-			prButton(idTaskPRLink, "Link", "Linking…", p.busy).Type("submit"),
+			busyButton(idTaskPRLink, "Link", "Linking…", p.busy).Class("task-pr-button").Type("submit"),
 		),
 		failure,
 	)
-}
-
-// prButton is the control's button, disabled and marked busy while its
-// request is in flight.
-func prButton(id, text, busyText string, busy bool) app.HTMLButton {
-	if !busy {
-		return app.Button().ID(id).Class("text-button", "task-pr-button").Type("button").Text(text)
-	}
-	// Disabled only ever set to true; see renderNewTask.
-	return app.Button().ID(id).Class("text-button", "task-pr-button").Type("button").Text(busyText).
-		Disabled(true).Aria("busy", "true")
 }
 
 // prAnchor shows the linked URL as text, opening in a new tab. The server
@@ -151,7 +147,7 @@ func (s *shell) sendPRLink(taskID, link string) {
 		return
 	}
 	p.seq++
-	p.busy, p.unlink, p.err = true, link == "", ""
+	p.unlink, p.request = link == "", request{busy: true}
 	s.prLink = p
 	ctx, client := s.link.ui, s.link.client
 	req := shared.TaskUpdateRequest{TaskID: taskID, PullRequestURL: &link}
@@ -186,16 +182,11 @@ func (s *shell) prLinked(req shared.TaskUpdateRequest, seq uint64, t shared.Task
 	if p.taskID != req.TaskID || p.seq != seq {
 		return false
 	}
-	p.busy = false
+	p.answered(err)
 	if err != nil {
-		verb := "link"
-		if p.unlink {
-			verb = "unlink"
-		}
-		p.err = "Could not " + verb + ": " + requestFailure(err)
 		return false
 	}
-	p.err, p.input = "", ""
+	p.input = ""
 	return true
 }
 

@@ -76,7 +76,7 @@ func TestPullRequestLinkWhileInFlight(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := prShell(tt.link)
-			s.prLink = prLink{taskID: "a", input: prURL, seq: 1, busy: true, unlink: tt.link != ""}
+			s.prLink = prLink{taskID: "a", input: prURL, seq: 1, unlink: tt.link != "", request: request{busy: true}}
 			markup := html(s)
 			button := elementWith(t, markup, tt.button)
 			assert.True(t, regexpDisabled.MatchString(button), button)
@@ -94,7 +94,7 @@ func TestPullRequestLinkWhileInFlight(t *testing.T) {
 
 func TestFailedPullRequestLinkShowsTheServersMessageAndKeepsTheURL(t *testing.T) {
 	s := prShell("")
-	s.prLink = prLink{taskID: "a", input: "https://example.com/nope", seq: 1, busy: true}
+	s.prLink = prLink{taskID: "a", input: "https://example.com/nope", seq: 1, request: request{busy: true}}
 	msg := `pull_request_url "https://example.com/nope" is not a pull request link such as https://github.com/OWNER/REPO/pull/17`
 
 	ok := s.prLinked(linkRequest("https://example.com/nope"), 1, shared.Task{}, s.store.Mark(), shared.Errorf(shared.CodeBadRequest, "%s", msg))
@@ -114,7 +114,7 @@ func TestFailedPullRequestLinkShowsTheServersMessageAndKeepsTheURL(t *testing.T)
 
 func TestFailedUnlinkSaysWhatToDo(t *testing.T) {
 	s := prShell(prURL)
-	s.prLink = prLink{taskID: "a", seq: 3, busy: true, unlink: true}
+	s.prLink = prLink{taskID: "a", seq: 3, unlink: true, request: request{busy: true}}
 
 	s.prLinked(linkRequest(""), 3, shared.Task{}, s.store.Mark(), fmt.Errorf("task.update: %w", wsclient.ErrNotConnected))
 	markup := html(s)
@@ -126,7 +126,7 @@ func TestFailedUnlinkSaysWhatToDo(t *testing.T) {
 
 func TestSuccessfulLinkStoresTheAnsweredTaskAndClearsTheField(t *testing.T) {
 	s := prShell("")
-	s.prLink = prLink{taskID: "a", input: "  " + prURL + " ", seq: 2, busy: true, err: "Could not link: earlier"}
+	s.prLink = prLink{taskID: "a", input: "  " + prURL + " ", seq: 2, request: request{busy: true, err: "earlier"}}
 	sent := s.store.Mark()
 	updated, _ := s.store.Task("a")
 	updated.PullRequestURL, updated.UpdatedAt = prURL, t0.Add(time.Minute)
@@ -138,7 +138,7 @@ func TestSuccessfulLinkStoresTheAnsweredTaskAndClearsTheField(t *testing.T) {
 	assert.NotContains(t, markup, "task-pr-error")
 
 	// Unlinking brings back an empty field.
-	s.prLink = prLink{taskID: "a", seq: 3, busy: true, unlink: true}
+	s.prLink = prLink{taskID: "a", seq: 3, unlink: true, request: request{busy: true}}
 	updated.PullRequestURL, updated.UpdatedAt = "", t0.Add(2*time.Minute)
 	require.True(t, s.prLinked(linkRequest(""), 3, updated, s.store.Mark(), nil))
 	markup = html(s)
@@ -182,8 +182,5 @@ func TestPullRequestLinkNeverEndsItsAttribute(t *testing.T) {
 }
 
 func TestStylesheetCoversThePullRequestLinkControl(t *testing.T) {
-	css := stylesheet(t)
-	for _, class := range []string{"task-pr", "task-pr-row", "task-pr-url", "task-pr-error"} {
-		assert.Regexp(t, `(?m)^\.`+class+`\b`, css, "no rule for .%s", class)
-	}
+	assertStyled(t, stylesheet(t), "task-pr", "task-pr-row", "task-pr-url", "task-pr-error")
 }

@@ -61,11 +61,7 @@ func (r *taskRow) onClick(ctx app.Context, _ app.Event) {
 // stateIcon draws an indicator as a small labelled shape; its colour and
 // shape come from app.css, its name from the indicator's label.
 func stateIcon(i state.Indicator) app.UI {
-	return app.Span().
-		Class("state-icon", "state-"+string(i)).
-		Role("img").
-		Aria("label", i.Label()).
-		Title(i.Label())
+	return namedSpan(i.Label()).Class("state-icon", "state-"+string(i))
 }
 
 // stateIconBeside draws an indicator next to its label in words: the
@@ -83,21 +79,19 @@ func stateIconBeside(i state.Indicator) app.UI {
 // task's detail.
 func errorDot() app.UI {
 	const label = "Agent error"
-	return app.Span().Class("error-dot").Role("img").Aria("label", label).Title(label)
+	return namedSpan(label).Class("error-dot")
 }
 
 // queuedCount shows "N queued", named in full for assistive technology and
 // in its tooltip.
 func queuedCount(n int) app.UI {
-	label := plural(n, "queued prompt", "queued prompts")
-	return app.Span().Class("queued").Role("img").Aria("label", label).Title(label).Text(strconv.Itoa(n) + " queued")
+	return namedSpan(queuedPrompts(n)).Class("queued").Text(strconv.Itoa(n) + " queued")
 }
 
 // gitTotals shows "+adds −dels · N files", named in words ("10 additions,
 // 2 deletions in 3 files") for assistive technology and in its tooltip.
 func gitTotals(adds, dels, files int) app.HTMLSpan {
-	label := gitLabel(adds, dels, files)
-	return app.Span().Class("git").Role("img").Aria("label", label).Title(label).Body(
+	return namedSpan(gitLabel(adds, dels, files)).Class("git").Body(
 		app.Span().Class("adds").Text("+"+strconv.Itoa(adds)),
 		app.Text(" "),
 		app.Span().Class("dels").Text("−"+strconv.Itoa(dels)),
@@ -109,7 +103,7 @@ func gitTotals(adds, dels, files int) app.HTMLSpan {
 // with some repository's base branch.
 func noBaseMark() app.UI {
 	const label = "base branch unavailable"
-	return app.Span().Class("git-no-base-mark").Role("img").Aria("label", label).Title(label).Text("≠")
+	return namedSpan(label).Class("git-no-base-mark").Text("≠")
 }
 
 // gitLabel says a task's git totals in words.
@@ -129,7 +123,7 @@ func prBadge(row state.Row) app.UI {
 	if row.PRCount > 1 {
 		label += fmt.Sprintf(" (%d pull requests)", row.PRCount)
 	}
-	return app.Span().Class("pr", "pr-"+string(row.PRState)).Role("img").Aria("label", label).Title(label).Text(text)
+	return namedSpan(label).Class("pr", "pr-"+string(row.PRState)).Text(text)
 }
 
 // prStateLabel turns an aggregate state into words.
@@ -150,6 +144,18 @@ func titleOrPlaceholder(title string) string {
 		return "Untitled task"
 	}
 	return title
+}
+
+// namedSpan is a span that assistive technology reads as one image named
+// label, with the same words as its tooltip: the short marks of a row
+// (state, error, git totals, pull request, queue) say themselves in full.
+func namedSpan(label string) app.HTMLSpan {
+	return app.Span().Role("img").Aria("label", label).Title(label)
+}
+
+// queuedPrompts counts queued prompts in words.
+func queuedPrompts(n int) string {
+	return plural(n, "queued prompt", "queued prompts")
 }
 
 // plural formats n with the singular or plural noun.

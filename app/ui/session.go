@@ -242,12 +242,12 @@ func (v *sessionView) setListed(sessions []shared.Session) {
 	if v.detail == nil {
 		return
 	}
-	for _, s := range sessions {
+	for i, s := range sessions {
 		if s.ID == v.openID {
 			v.detail.SetSession(s)
+			sessions[i] = v.detail.Session()
 		}
 	}
-	v.updateListed()
 }
 
 // updateListed gives the session list the open session's record: every
@@ -306,12 +306,11 @@ func (v *sessionView) onOpenSession(id string) app.EventHandler {
 	}
 }
 
-// gitRefresh is one session.git.refresh request: the session it names,
-// whether it is in flight and, once answered, why it failed.
+// gitRefresh is one session.git.refresh request: the session it names and
+// its state.
 type gitRefresh struct {
 	sessionID string
-	busy      bool
-	err       string
+	request
 }
 
 // onGitRefresh asks the server to observe the open session's repositories
@@ -324,7 +323,7 @@ func (v *sessionView) onGitRefresh(ctx app.Context, _ app.Event) {
 	if id == "" || (v.refresh.busy && v.refresh.sessionID == id) {
 		return
 	}
-	v.refresh = gitRefresh{sessionID: id, busy: true}
+	v.refresh = gitRefresh{sessionID: id, request: request{busy: true}}
 	ctx.Async(func() {
 		err := v.client().Request(context.Background(), shared.ActionSessionGitRefresh, shared.SessionRef{SessionID: id}, nil)
 		ctx.Dispatch(func(app.Context) { v.refreshed(id, err) })
@@ -337,12 +336,7 @@ func (v *sessionView) refreshed(id string, err error) {
 	if v.refresh.sessionID != id {
 		return
 	}
-	v.refresh.busy, v.refresh.err = false, ""
-	if err != nil {
-		// Like a dismissal, a refresh's effect arrives later through the
-		// stream, so the same words explain its failure.
-		v.refresh.err = requestFailure(err)
-	}
+	v.refresh.answered(err)
 }
 
 // lostConnection reports whether err means the request's answer was lost

@@ -2,13 +2,11 @@ package ui
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/app/state"
 	"github.com/herd-dev/herd/app/wsclient"
@@ -73,14 +71,11 @@ func TestGitLabelSaysTheTotalsInWords(t *testing.T) {
 // Every indicator is styled in the one stylesheet; the sidebar and the
 // sheet render the same row, so one rule serves both.
 func TestStylesheetCoversEveryIndicator(t *testing.T) {
-	css, err := os.ReadFile("../../web/static/app.css")
-	require.NoError(t, err)
+	css := stylesheet(t)
 	for _, i := range state.Indicators() {
-		assert.Regexp(t, `(?m)^\.state-`+regexp.QuoteMeta(string(i))+`\b[^{]*\{`, string(css), "no rule for indicator %s", i)
+		assert.Regexp(t, `(?m)^\.state-`+regexp.QuoteMeta(string(i))+`\b[^{]*\{`, css, "no rule for indicator %s", i)
 	}
-	for _, class := range []string{"error-dot", "git", "queued", "pr", "error-banner", "subagents"} {
-		assert.Regexp(t, `(?m)^\.`+class+`\b`, string(css), "no rule for .%s", class)
-	}
+	assertStyled(t, css, "error-dot", "git", "queued", "pr", "error-banner", "subagents")
 }
 
 func TestErrorBannerShowsThePreviewAsTextWithADismissButton(t *testing.T) {
@@ -110,9 +105,11 @@ func TestErrorBannerWhileDismissingAndAfterAFailure(t *testing.T) {
 	s.selectedID = "a"
 	req := shared.ErrorDismissRequest{TaskID: "a", Stamp: "e-1"}
 
-	s.dismissal = dismissal{taskID: "a", stamp: "e-1", busy: true}
+	s.dismissal = dismissal{taskID: "a", stamp: "e-1", request: request{busy: true}}
 	markup := html(s)
-	assert.True(t, regexpDisabled.MatchString(elementWith(t, markup, idErrorDismiss)))
+	dismiss := elementWith(t, markup, idErrorDismiss)
+	assert.True(t, regexpDisabled.MatchString(dismiss), dismiss)
+	assert.Regexp(t, `\baria-busy\b`, dismiss)
 	assert.Contains(t, markup, "Dismissing…")
 
 	s.dismissed(req, shared.Errorf(shared.CodeNotFound, "task a does not exist"))
@@ -130,7 +127,7 @@ func TestErrorBannerStaysAfterTheAnswerUntilASummaryWithoutTheError(t *testing.T
 	sum := &shared.TaskStatusSummary{Revision: 3, ActiveError: &shared.ActiveError{Stamp: "e-1", Preview: "exit status 1"}}
 	s := booted(newTask("a", "Broken", 1, sum))
 	s.selectedID = "a"
-	s.dismissal = dismissal{taskID: "a", stamp: "e-1", busy: true}
+	s.dismissal = dismissal{taskID: "a", stamp: "e-1", request: request{busy: true}}
 
 	s.dismissed(shared.ErrorDismissRequest{TaskID: "a", Stamp: "e-1"}, nil)
 	assert.Contains(t, html(s), `id="error-banner"`, "the answer alone does not remove the banner")

@@ -16,14 +16,6 @@ import (
 // agent text is a text node; attributes carry only ids and enum values.
 func (v *sessionView) renderSessionPane() app.UI {
 	profiles := v.shell.store.AgentProfiles()
-	startText := "Start session"
-	if v.starting {
-		startText = "Starting…"
-	}
-	start := app.Button().ID("session-start").Class("text-button").Type("button").OnClick(v.onStart).Text(startText)
-	if v.starting {
-		start = start.Disabled(true)
-	}
 	return app.Div().Class("session-pane").Body(
 		app.Div().Class("session-bar").Body(
 			app.If(len(v.sessions) > 0, func() app.UI {
@@ -51,7 +43,7 @@ func (v *sessionView) renderSessionPane() app.UI {
 						return o
 					}),
 				),
-				start,
+				busyButton("session-start", "Start session", "Starting…", v.starting).OnClick(v.onStart),
 			),
 		),
 		app.If(v.listErr != "", func() app.UI {
@@ -108,7 +100,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 			),
 			app.If(len(queue) > 0, func() app.UI {
 				return app.Section().Class("queue").Aria("label", "Queued prompts").Body(
-					app.H3().Class("queue-title").Text(plural(len(queue), "queued prompt", "queued prompts")),
+					app.H3().Class("queue-title").Text(queuedPrompts(len(queue))),
 					app.Ul().Class("queue-list").Body(
 						app.Range(queue).Slice(func(i int) app.UI {
 							q := queue[i]
