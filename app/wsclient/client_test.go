@@ -103,6 +103,22 @@ func TestRequestEndsWithTheCallersContext(t *testing.T) {
 	assert.ErrorIs(t, c.Request(ctx, "ping", nil, nil), context.Canceled)
 }
 
+// A caller giving up on its request, even while the request is being
+// written, leaves the connection to the other requests.
+func TestCancelledRequestKeepsTheConnection(t *testing.T) {
+	url := startServer(t, echoServer)
+	c := startClient(t, url, Options{MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	connected(t, c)
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(t.Context())
+		go cancel()
+		_ = c.Request(ctx, "echo", number{N: i}, nil)
+		var got number
+		require.NoError(t, c.Request(t.Context(), "echo", number{N: i}, &got), "request %d after a cancelled one", i)
+		require.Equal(t, number{N: i}, got)
+	}
+}
+
 func TestSocketCloseRejectsInFlightRequestsAtOnce(t *testing.T) {
 	const inFlight = 3
 	url := startServer(t, func(ctx context.Context, c *websocket.Conn) {

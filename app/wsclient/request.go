@@ -48,7 +48,16 @@ func (c *Client) Request(ctx context.Context, action string, payload, out any) e
 
 	wctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
 	defer cancel()
-	if err := cn.ws.Write(wctx, websocket.MessageText, frame); err != nil {
+	if interrupted := interruption(ctx, wctx, action); interrupted != nil {
+		return interrupted
+	}
+	// The write is bounded by the request timeout but not by the caller:
+	// an interrupted write closes the socket, and one caller giving up must
+	// not cost every other request its connection.
+	writeCtx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), c.opts.RequestTimeout)
+	err = cn.ws.Write(writeCtx, websocket.MessageText, frame)
+	cancelWrite()
+	if err != nil {
 		if interrupted := interruption(ctx, wctx, action); interrupted != nil {
 			return interrupted
 		}
