@@ -114,14 +114,6 @@ func mergeCounts(dst, src map[string]frameCount) {
 	}
 }
 
-// wireError is an error envelope's payload.
-type wireError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *wireError) Error() string { return e.Code + ": " + e.Message }
-
 // dialBench connects to the server at addr and starts the reader.
 func dialBench(ctx context.Context, addr string, onNote func(benchNote)) (*wsClient, error) {
 	return dialBenchBuffer(ctx, addr, onNote, 0)
@@ -168,7 +160,7 @@ func dialBenchBuffer(ctx context.Context, addr string, onNote func(benchNote), r
 // inFrame is the part of an envelope the reader decodes.
 type inFrame struct {
 	ID      string          `json:"id"`
-	Type    string          `json:"type"`
+	Type    shared.Type     `json:"type"`
 	Action  string          `json:"action"`
 	Payload json.RawMessage `json:"payload"`
 	Seq     uint64          `json:"seq"`
@@ -206,9 +198,9 @@ func (c *wsClient) readLoop() {
 			continue
 		}
 		switch f.Type {
-		case string(shared.TypeResponse), string(shared.TypeError):
+		case shared.TypeResponse, shared.TypeError:
 			c.mu.Lock()
-			if f.Type == string(shared.TypeResponse) {
+			if f.Type == shared.TypeResponse {
 				c.counts.Responses[f.Action] = addCount(c.counts.Responses[f.Action], len(data))
 			} else {
 				c.counts.Errors[f.Action] = addCount(c.counts.Errors[f.Action], len(data))
@@ -220,8 +212,8 @@ func (c *wsClient) readLoop() {
 				continue
 			}
 			r := reply{payload: f.Payload, at: at}
-			if f.Type == string(shared.TypeError) {
-				we := &wireError{}
+			if f.Type == shared.TypeError {
+				we := &shared.Error{}
 				if json.Unmarshal(f.Payload, we) != nil {
 					we.Code, we.Message = "undecodable", string(f.Payload)
 				}
@@ -305,7 +297,7 @@ func (c *wsClient) close() {
 
 // roundTrip sends a request and waits for its answer. It returns the
 // response payload and the time from just before the write to the moment
-// the answer was read off the socket. An error envelope is a *wireError.
+// the answer was read off the socket. An error envelope is a *shared.Error.
 func (c *wsClient) roundTrip(ctx context.Context, action string, payload any) (json.RawMessage, time.Duration, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -379,17 +371,17 @@ func mustRaw(payload any) json.RawMessage {
 
 // closeDescription describes how a connection ended, from the client's
 // side: the close status the server sent, or that it sent none.
-func closeDescription(err error) (code int, text string) {
+func closeDescription(err error) string {
 	if err == nil {
-		return 0, "open"
+		return "open"
 	}
 	status := websocket.CloseStatus(err)
 	if status == -1 {
-		return -1, "no close frame: " + err.Error()
+		return "no close frame: " + err.Error()
 	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
-		return int(status), fmt.Sprintf("%d %s: %s", int(status), status, ce.Reason)
+		return fmt.Sprintf("%d %s: %s", int(status), status, ce.Reason)
 	}
-	return int(status), status.String()
+	return status.String()
 }

@@ -186,8 +186,7 @@ func (b *benchRun) fanout(ctx context.Context) (rep *fanoutReport, err error) {
 	for _, f := range followers {
 		counts.merge(f.takeCounts())
 		if ended, rerr := f.ended(); ended {
-			_, text := closeDescription(rerr)
-			rep.FollowersClosed = append(rep.FollowersClosed, text)
+			rep.FollowersClosed = append(rep.FollowersClosed, closeDescription(rerr))
 		}
 	}
 	rep.FollowerFrames = counts.total()

@@ -11,11 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/shared"
 )
-
-// benchMockProfile is the scripted agent every bench session runs.
-const benchMockProfile = "mock"
 
 // promptSeq numbers client_message_ids; every bench server is fresh, so
 // a process-wide counter keeps them unique.
@@ -53,7 +51,7 @@ func startSessions(ctx context.Context, c *wsClient, taskIDs []string) ([]string
 	ids := make([]string, len(taskIDs))
 	err := parallel(ctx, len(taskIDs), 8, func(ctx context.Context, i int) error {
 		var s shared.Session
-		err := c.call(ctx, shared.ActionSessionCreate, shared.SessionCreateRequest{TaskID: taskIDs[i], AgentProfileID: benchMockProfile}, &s)
+		err := c.call(ctx, shared.ActionSessionCreate, shared.SessionCreateRequest{TaskID: taskIDs[i], AgentProfileID: agent.MockProfileID}, &s)
 		ids[i] = s.ID
 		return err
 	})
@@ -240,8 +238,8 @@ func subscribeSpread(ctx context.Context, first *wsClient, sessions []string, re
 		id := sessions[i]
 		var resp shared.SessionSubscribeResponse
 		err := cur.call(ctx, shared.ActionSessionSubscribe, shared.SessionRef{SessionID: id}, &resp)
-		var we *wireError
-		if errors.As(err, &we) && we.Code == string(shared.CodeBadRequest) && len(onCur) > 0 {
+		var we *shared.Error
+		if errors.As(err, &we) && we.Code == shared.CodeBadRequest && len(onCur) > 0 {
 			// The connection is full.
 			if g.limit == 0 {
 				g.limit, g.refusal = len(onCur), we.Message

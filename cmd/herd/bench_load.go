@@ -158,7 +158,7 @@ func (b *benchRun) underLoad(ctx context.Context) (rep *loadReport, stall *stall
 		rep.LightPrompt = streamPrompt(cfg.StreamChunks, cfg.LightGapMS)
 	}
 	driver := newStreamDriver(setup, streams, rep.StreamPrompt)
-	probe := newProber(nil, quiet, switchTo, cfg.SampleGap)
+	probe := newProber(quiet, switchTo, cfg.SampleGap)
 	seq := newSeqCheck()
 	probe.seq = seq
 	observe := func(n benchNote) { probe.observe(n); driver.observe(n); seq.observe(n) }
@@ -183,22 +183,11 @@ func (b *benchRun) underLoad(ctx context.Context) (rep *loadReport, stall *stall
 	}
 
 	phase := func(d time.Duration) (loadPhase, error) {
-		group.takeCounts()
-		chunks0, gaps0 := driver.tally.total(), seq.count()
 		sampler := startSampler(ctx, srv, 500*time.Millisecond, true)
-		metricsBefore, _ := srv.metrics(ctx)
-		cpu := startCPU(srv)
-		from := time.Now()
-		err := probe.run(ctx, from.Add(d))
-		to := time.Now()
-		p := loadPhase{CPU: cpu.read()}
-		metricsAfter, _ := srv.metrics(ctx)
-		p.Server = serverDelta(metricsBefore, metricsAfter)
+		p, from, to, err := measurePhase(ctx, srv, probe, group, driver, len(streams), d)
 		sampler.stop()
-		p.fill(probe, group.takeCounts(), driver.tally.total()-chunks0, len(streams), from, to)
-		p.RSSPeakMiB = peakRSS(sampler.between(from, to))
-		p.HeapPeakMiB = peakHeap(sampler.between(from, to))
-		p.SeqGaps = seq.count() - gaps0
+		during := sampler.between(from, to)
+		p.RSSPeakMiB, p.HeapPeakMiB = peakRSS(during), peakHeap(during)
 		return p, err
 	}
 
@@ -298,6 +287,25 @@ func (b *benchRun) underLoad(ctx context.Context) (rep *loadReport, stall *stall
 		b.logPhase("loaded, agents niced", niced)
 	}
 	return rep, stall, nil
+}
+
+// measurePhase probes for d while the streams go on and returns the
+// phase's figures but its memory peaks, which the caller's sampler takes
+// over [from, to). The prober's seqCheck must be set.
+func measurePhase(ctx context.Context, srv *benchServer, probe *prober, group *sessionGroup, driver *streamDriver, streams int, d time.Duration) (p loadPhase, from, to time.Time, err error) {
+	group.takeCounts()
+	chunks0, gaps0 := driver.tally.total(), probe.seq.count()
+	metricsBefore, _ := srv.metrics(ctx)
+	cpu := startCPU(srv)
+	from = time.Now()
+	err = probe.run(ctx, from.Add(d))
+	to = time.Now()
+	p.CPU = cpu.read()
+	metricsAfter, _ := srv.metrics(ctx)
+	p.Server = serverDelta(metricsBefore, metricsAfter)
+	p.fill(probe, group.takeCounts(), driver.tally.total()-chunks0, streams, from, to)
+	p.SeqGaps = probe.seq.count() - gaps0
+	return p, from, to, err
 }
 
 func (b *benchRun) logPhase(name string, p loadPhase) {

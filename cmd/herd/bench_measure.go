@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,25 +38,28 @@ func (s *benchServer) rssKiB() (int64, error) {
 	return 0, errors.New("read server RSS: no VmRSS line in /proc status")
 }
 
-// cpuTime reads the server process's user+system CPU time from /proc.
-func (s *benchServer) cpuTime() (time.Duration, error) {
-	return processCPU(s.pid())
+// procStat returns the fields of /proc/PID/stat that follow the command
+// name, which may contain spaces: stat's field 3 (state) is [0], field 4
+// (ppid) [1], fields 14 and 15 (utime, stime) [11] and [12].
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, errors.New("malformed /proc stat")
+	}
+	return strings.Fields(string(b[i+1:])), nil
 }
 
 // processCPU reads a process's user+system CPU time. /proc/PID/stat
 // counts clock ticks, 100 per second on Linux.
 func processCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fields, err := procStat(pid)
 	if err != nil {
 		return 0, fmt.Errorf("read CPU time: %w", err)
 	}
-	// The command name may contain spaces; fields resume after its ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("read CPU time: malformed /proc stat")
-	}
-	fields := strings.Fields(string(b[i+1:]))
-	// utime and stime are fields 14 and 15 of stat, 12 and 13 after ')'.
 	if len(fields) < 13 {
 		return 0, errors.New("read CPU time: short /proc stat")
 	}
@@ -81,16 +83,8 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(b[i+1:]))
-		if len(fields) < 2 {
+		fields, err := procStat(p)
+		if err != nil || len(fields) < 2 {
 			continue
 		}
 		if ppid, err := strconv.Atoi(fields[1]); err == nil {
@@ -138,12 +132,8 @@ func (s *benchServer) reniceAgents(nice int) (int, error) {
 
 // processAlive reports whether pid exists and is not a zombie.
 func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && len(b) > i+2 && b[i+2] != 'Z'
+	fields, err := procStat(pid)
+	return err == nil && len(fields) > 0 && fields[0] != "Z"
 }
 
 // resourceSampler samples the server's RSS, and optionally its heap in use
@@ -151,7 +141,6 @@ func processAlive(pid int) bool {
 // the scenario that starts it and ends at stop.
 type resourceSampler struct {
 	srv     *benchServer
-	every   time.Duration
 	scrape  bool // also read go_memstats_heap_inuse_bytes and close counts
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -172,7 +161,7 @@ type resourceSample struct {
 
 func startSampler(ctx context.Context, srv *benchServer, every time.Duration, scrape bool) *resourceSampler {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &resourceSampler{srv: srv, every: every, scrape: scrape, cancel: cancel, stopped: make(chan struct{})}
+	r := &resourceSampler{srv: srv, scrape: scrape, cancel: cancel, stopped: make(chan struct{})}
 	go func() {
 		defer close(r.stopped)
 		tick := time.NewTicker(every)

@@ -18,6 +18,8 @@ import (
 // another quiet session. Prompts rotate over the quiet sessions and go
 // only to one whose previous turn has settled, so every prompt is
 // dispatched, never queued; when all are busy, the probe only switches.
+// Its connection c is set once dialled, since observe must be that
+// connection's notification handler from the start.
 type prober struct {
 	c             *wsClient
 	switchSession string
@@ -35,9 +37,9 @@ type prober struct {
 	outcomes map[string]int       // message.add outcomes this phase
 }
 
-func newProber(c *wsClient, promptSessions []string, switchSession string, gap time.Duration) *prober {
+func newProber(promptSessions []string, switchSession string, gap time.Duration) *prober {
 	p := &prober{
-		c: c, switchSession: switchSession, gap: gap,
+		switchSession: switchSession, gap: gap,
 		freed:    make(chan struct{}, 1),
 		sent:     map[string]time.Time{},
 		order:    promptSessions,

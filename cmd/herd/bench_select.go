@@ -93,7 +93,7 @@ func (b *benchRun) selectedSession(ctx context.Context) (rep *selectReport, err 
 	// The selected client: follows the workspace (boot) and has one
 	// session open, as the web app does with a task selected.
 	var other atomic.Int64
-	probe := newProber(nil, []string{selected}, "", cfg.SampleGap)
+	probe := newProber([]string{selected}, "", cfg.SampleGap)
 	seq := newSeqCheck()
 	sel, err := dialBench(ctx, srv.addr, func(n benchNote) {
 		if isSessionAction(n.Action) && sessionOf(n.Payload) != selected {
@@ -121,6 +121,7 @@ func (b *benchRun) selectedSession(ctx context.Context) (rep *selectReport, err 
 	driver.start(ctx)
 	// Let every stream get going before counting.
 	if err := pause(ctx, time.Second); err != nil {
+		driver.stop()
 		return rep, err
 	}
 	sel.takeCounts()

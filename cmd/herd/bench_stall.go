@@ -83,18 +83,9 @@ func (b *benchRun) stalledReader(ctx context.Context, srv *benchServer, ws strin
 	for _, c := range stalled.conns {
 		c.stall()
 	}
-	group.takeCounts()
-	chunks0, gaps0 := driver.tally.total(), probe.seq.count()
-	metricsBefore, _ := srv.metrics(ctx)
-	cpu := startCPU(srv)
-	from := time.Now()
-	runErr := probe.run(ctx, from.Add(cfg.Stall))
-	to := time.Now()
-	rep.Other.CPU = cpu.read()
-	metricsAfter, _ := srv.metrics(ctx)
-	rep.Other.Server = serverDelta(metricsBefore, metricsAfter)
-	rep.Other.fill(probe, group.takeCounts(), driver.tally.total()-chunks0, len(streams), from, to)
-	rep.Other.SeqGaps = probe.seq.count() - gaps0
+	var from, to time.Time
+	var runErr error
+	rep.Other, from, to, runErr = measurePhase(ctx, srv, probe, group, driver, len(streams), cfg.Stall)
 
 	// Read again: a connection the server closed ends once the client has
 	// read what was buffered for it.
@@ -119,8 +110,7 @@ func (b *benchRun) stalledReader(ctx context.Context, srv *benchServer, ws strin
 			rep.ClientSaw = append(rep.ClientSaw, "still open")
 			continue
 		}
-		_, text := closeDescription(readErr)
-		rep.ClientSaw = append(rep.ClientSaw, text)
+		rep.ClientSaw = append(rep.ClientSaw, closeDescription(readErr))
 		rep.ClosedConnections++
 	}
 	// Our own closes below are not the server's doing.

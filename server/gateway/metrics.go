@@ -18,6 +18,9 @@ type metrics struct {
 	queued        *prometheus.CounterVec   // queue class
 	replaced      prometheus.Counter
 	evicted       prometheus.Counter
+	// queuedSemantic and queuedReplaceable are queued's two series,
+	// looked up once rather than for every frame.
+	queuedSemantic, queuedReplaceable prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -56,6 +59,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Queued intermediate message states dropped to keep a session within its allowance or a connection within its byte bound.",
 		}),
 	}
+	m.queuedSemantic = m.queued.WithLabelValues(string(laneSemantic))
+	m.queuedReplaceable = m.queued.WithLabelValues(string(laneReplaceable))
 	if reg == nil {
 		return m, nil
 	}

@@ -366,8 +366,7 @@ func (o *outbox) next() (entry, bool) {
 	return e, true
 }
 
-// queued reports the queued notifications and their bytes (for tests and
-// metrics).
+// queued reports the queued frames and notification bytes (for tests).
 func (o *outbox) queued() (frames, bytes int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -108,10 +108,10 @@ func (c *conn) sendSession(sessionID, action string, payload json.RawMessage, ms
 		c.overflow(laneSemantic)
 		return
 	case key == "":
-		c.g.metrics.queued.WithLabelValues(string(laneSemantic)).Inc()
+		c.g.metrics.queuedSemantic.Inc()
 		return
 	}
-	c.g.metrics.queued.WithLabelValues(string(laneReplaceable)).Inc()
+	c.g.metrics.queuedReplaceable.Inc()
 	if res.replaced {
 		st.replaced++
 		c.g.metrics.replaced.Inc()
@@ -129,14 +129,20 @@ func (c *conn) sendSession(sessionID, action string, payload json.RawMessage, ms
 // evicted; it carries the seq of the last semantic frame. Call it only
 // after the change it reports has committed.
 func (g *Gateway) PublishSession(sessionID, action string, payload any, replaceable bool) {
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		g.log.Error("encode session notification", "action", action, "err", err)
-		return
-	}
 	var msg *shared.Message
 	if m, ok := payload.(shared.Message); ok && m.ID != "" {
 		msg = &m
+	}
+	var raw json.RawMessage
+	if !replaceable || msg == nil {
+		// A replaceable message state is encoded by each connection's
+		// writer (see streamBook), so the whole message is not encoded
+		// here for every streamed chunk.
+		var err error
+		if raw, err = json.Marshal(payload); err != nil {
+			g.log.Error("encode session notification", "action", action, "err", err)
+			return
+		}
 	}
 	subs := g.sessionFeed.subscribers(sessionID)
 	for _, c := range subs {
