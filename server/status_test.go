@@ -167,14 +167,17 @@ func TestHeldTurnHandsOffToTheNextPromptWithTheExperimentOn(t *testing.T) {
 	})
 	awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["foreground_activity"] == "background" })
 
-	added := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "h-2", "content": "successor"})
+	// The successor streams for half a second, so it still runs when the
+	// third prompt arrives: a successor that had already ended would have
+	// given the foreground back, and the third could take it.
+	added := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "h-2", "content": "/scenario stream 5 100"})
 	require.Equal(t, "dispatched", added["outcome"], "the handoff admits the successor")
 	second := c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "h-3", "content": "third"})
 	assert.Equal(t, "queued", second["outcome"], "one handoff per yield")
 
 	// The successor answers while the held turn still waits for its work.
 	awaitSessionEvent(t, c, "session.message.updated", func(m map[string]any) bool {
-		return m["type"] == "agent" && m["content"] == "successor" && m["status"] == "complete"
+		return m["type"] == "agent" && m["content"] == "0 1 2 3 4 " && m["status"] == "complete"
 	})
 	settled := []string{awaitSettled(t, c), awaitSettled(t, c), awaitSettled(t, c)}
 	assert.Equal(t, []string{"end_turn", "end_turn", "end_turn"}, settled)
