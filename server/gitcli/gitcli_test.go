@@ -58,7 +58,7 @@ func TestTimeoutKillsGitAndWhatItStarted(t *testing.T) {
 	_, err := r.Run(t.Context(), "-c", "alias.hang=!echo $$ >"+pidFile+"; exec sleep 60", "hang")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Equal(t, -1, gitcli.ExitCode(err))
-	requireGone(t, pidFile)
+	requireGoneFile(t, pidFile)
 }
 
 func TestCancelKillsGitAndWhatItStarted(t *testing.T) {
@@ -79,12 +79,12 @@ func TestCancelKillsGitAndWhatItStarted(t *testing.T) {
 	require.Equal(t, -1, gitcli.ExitCode(err))
 	p := <-pid
 	require.Positive(t, p)
-	require.Eventually(t, func() bool { return processGone(p) }, 5*time.Second, 10*time.Millisecond,
-		"the alias's sleep outlived git")
+	requireGone(t, p)
 }
 
-// requireGone fails t unless the process whose id is in pidFile ends soon.
-func requireGone(t *testing.T, pidFile string) {
+// requireGoneFile fails t unless the process whose id is in pidFile ends
+// soon.
+func requireGoneFile(t *testing.T, pidFile string) {
 	t.Helper()
 	b, err := os.ReadFile(pidFile)
 	if errors.Is(err, os.ErrNotExist) {
@@ -93,6 +93,12 @@ func requireGone(t *testing.T, pidFile string) {
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err)
+	requireGone(t, pid)
+}
+
+// requireGone fails t unless the alias's process pid ends soon.
+func requireGone(t *testing.T, pid int) {
+	t.Helper()
 	require.Eventually(t, func() bool { return processGone(pid) }, 5*time.Second, 10*time.Millisecond,
 		"the alias's sleep outlived git")
 }
@@ -110,8 +116,7 @@ func TestStreamHandsOverEveryToken(t *testing.T) {
 	gittest.Write(t, repo, "new\nline", "x\n")
 	gittest.Commit(t, repo, "names")
 	var names []string
-	var r gitcli.Runner
-	r.Dir = repo
+	r := gitcli.Runner{Dir: repo}
 	err := r.Stream(t.Context(), gitcli.ScanNUL, func(tok []byte) bool {
 		names = append(names, string(tok))
 		return true

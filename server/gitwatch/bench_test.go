@@ -120,15 +120,6 @@ func BenchmarkSlowCadence200(b *testing.B) {
 	b.ReportMetric(100*(git+self)/gitwatch.DefaultSlowInterval.Seconds(), "%core@30s")
 }
 
-// mustObserve observes t, failing b if that fails.
-func mustObserve(b *testing.B, t gitwatch.Target) gitwatch.Observation {
-	o, err := gitwatch.Observe(b.Context(), t)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return o
-}
-
 // settleIndex makes every file of the working tree older than its index,
 // as they are once an agent has been at work for a while, so that git
 // trusts the index's stat data instead of rereading files written in the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -194,6 +195,16 @@ func start(t *testing.T, cfg gitwatch.Config) *harness {
 		require.NoError(t, <-done)
 	})
 	return h
+}
+
+// occupy keeps the Watcher's only worker observing the repository "busy"
+// until the returned channel is closed, so that what the test asks for
+// next waits in the queue.
+func (h *harness) occupy() chan struct{} {
+	release := h.git.block("busy")
+	h.Refresh("busy", target("busy"))
+	synctest.Wait()
+	return release
 }
 
 // target is the fake target of a repository.

@@ -26,14 +26,21 @@ type totals struct {
 // MustObserve observes t, which must succeed, and returns its totals.
 func MustObserve(tb testing.TB, t gitwatch.Target) totals {
 	tb.Helper()
-	o, err := gitwatch.Observe(tb.Context(), t)
-	require.NoError(tb, err)
+	o := mustObserve(tb, t)
 	require.False(tb, o.ObservedAt.IsZero())
 	return totals{
 		Additions: o.Additions, Deletions: o.Deletions, ChangedFiles: o.ChangedFiles,
 		Ahead: o.Ahead, Behind: o.Behind, ComparisonUnavailable: o.ComparisonUnavailable,
 		HasUpstream: o.HasUpstream, UpstreamAhead: o.UpstreamAhead, UpstreamBehind: o.UpstreamBehind,
 	}
+}
+
+// mustObserve observes t, failing tb if that fails.
+func mustObserve(tb testing.TB, t gitwatch.Target) gitwatch.Observation {
+	tb.Helper()
+	o, err := gitwatch.Observe(tb.Context(), t)
+	require.NoError(tb, err)
+	return o
 }
 
 func TestCleanWorktreeHasNothingToShow(t *testing.T) {

@@ -110,9 +110,7 @@ func TestUnwatchDropsAQueuedObservationButFinishesARunningOne(t *testing.T) {
 func TestUnwatchKeepsARefresh(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, gitwatch.Config{Workers: 1})
-		release := h.git.block("busy")
-		h.Refresh("busy", target("busy"))
-		synctest.Wait()
+		release := h.occupy()
 		h.Watch("r", target("r"))
 		h.Refresh("r", target("r"))
 		h.Unwatch("r")
@@ -137,9 +135,7 @@ func TestRefreshObservesAnyRepositoryOnce(t *testing.T) {
 func TestRefreshesCoalesceIntoTheQueuedObservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, gitwatch.Config{Workers: 1})
-		release := h.git.block("busy")
-		h.Refresh("busy", target("busy"))
-		synctest.Wait()
+		release := h.occupy()
 
 		for range 5 {
 			h.Refresh("r", target("r"))
@@ -179,9 +175,7 @@ func TestRefreshDuringAnObservationRunsExactlyOneMoreAfterIt(t *testing.T) {
 func TestRefreshGoesAheadOfScheduledObservations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, gitwatch.Config{Workers: 1})
-		release := h.git.block("busy")
-		h.Refresh("busy", target("busy"))
-		synctest.Wait()
+		release := h.occupy()
 		for i := range 5 {
 			h.Watch(fmt.Sprint("w", i), target(fmt.Sprint("w", i)))
 		}

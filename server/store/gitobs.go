@@ -70,25 +70,39 @@ func (s *Store) RecordGitObservation(ctx context.Context, repositoryID string, o
 // RepositoryGits returns the latest observation of each repository of a
 // task, in the task's repository order: the totals of the newest
 // successful one, and the error of the newest one when it failed.
+//
+// It runs for every recorded observation and every session subscription,
+// so it reads the repositories alone, not the whole task: two queries, the
+// second loading their observations or, when there are none, telling a
+// task without repositories from a missing one.
 func (s *Store) RepositoryGits(ctx context.Context, taskID string) ([]shared.RepositoryGit, error) {
-	task, err := s.GetTask(ctx, taskID)
+	db := s.read.WithContext(ctx)
+	var repos []taskRepositoryRow
+	err := db.Select("id, path, branch, base_branch").Where("task_id = ?", taskID).Order("position").Find(&repos).Error
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load repositories of task %s: %w", taskID, err)
 	}
-	out := make([]shared.RepositoryGit, len(task.Repositories))
-	if len(out) == 0 {
-		return out, nil
+	if len(repos) == 0 {
+		var n int64
+		if err := db.Model(&taskRow{}).Where("id = ?", taskID).Count(&n).Error; err != nil {
+			return nil, fmt.Errorf("check task %s: %w", taskID, err)
+		}
+		if n == 0 {
+			return nil, taskNotFound(taskID)
+		}
+		return []shared.RepositoryGit{}, nil
 	}
-	ids := make([]string, len(task.Repositories))
+	out := make([]shared.RepositoryGit, len(repos))
+	ids := make([]string, len(repos))
 	index := make(map[string]int, len(ids))
-	for i, r := range task.Repositories {
+	for i, r := range repos {
 		ids[i], index[r.ID] = r.ID, i
 		out[i] = shared.RepositoryGit{RepositoryID: r.ID, Path: r.Path, Branch: r.Branch, BaseBranch: r.BaseBranch}
 	}
 	var rows []gitObservationRow
 	// Newest first: the first successful row of a repository holds its
 	// totals, the first row of all its newest outcome.
-	err = s.read.WithContext(ctx).Where("task_repository_id IN ?", ids).
+	err = db.Where("task_repository_id IN ?", ids).
 		Order("observed_at DESC, id DESC").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load git observations of task %s: %w", taskID, err)

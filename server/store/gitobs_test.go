@@ -57,5 +57,12 @@ func TestGitObservationsKeepTheNewestAndTheNewestSuccess(t *testing.T) {
 
 		err = s.RecordGitObservation(ctx, "missing", GitObservation{})
 		assert.Equal(t, shared.CodeNotFound, shared.ErrorCode(err))
+
+		bare := mustTask(t, s, shared.TaskCreateRequest{WorkspaceID: task.WorkspaceID, Title: "no repositories"})
+		gits, err = s.RepositoryGits(ctx, bare.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []shared.RepositoryGit{}, gits, "a task without repositories has none, not null")
+		_, err = s.RepositoryGits(ctx, "missing")
+		assert.Equal(t, shared.CodeNotFound, shared.ErrorCode(err))
 	})
 }

@@ -2,6 +2,8 @@ package gittest
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,10 +13,14 @@ import (
 
 // Isolate sets, for the rest of the process, the environment that makes
 // git ignore the system and global configuration and commit as a fixed
-// test identity, with an empty temporary directory as HOME. It returns a
-// function that removes that directory. Call it from TestMain, before
-// m.Run.
+// test identity, with an empty temporary directory as HOME. The go
+// command's settings, build cache and module cache stay where they were
+// (see pinGo). It returns a function that removes that directory. Call it
+// from TestMain, before m.Run.
 func Isolate() (cleanup func(), err error) {
+	if err := pinGo(); err != nil {
+		return nil, err
+	}
 	home, err := os.MkdirTemp("", "herd-git-home-")
 	if err != nil {
 		return nil, err
@@ -35,6 +41,35 @@ func Isolate() (cleanup func(), err error) {
 		}
 	}
 	return func() { os.RemoveAll(home) }, nil
+}
+
+// goLocations are the go command's files and caches that follow HOME
+// unless set.
+var goLocations = []string{"GOENV", "GOCACHE", "GOMODCACHE", "GOPATH"}
+
+// pinGo sets goLocations to where they are now, so that a go command a
+// test starts once HOME has moved (the server's tests build herd) keeps
+// its settings and reuses the build and module caches instead of
+// downloading every module and compiling everything again into HOME.
+// Without a go command there is nothing to pin.
+func pinGo() error {
+	out, err := exec.Command("go", append([]string{"env"}, goLocations...)...).Output()
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("go env: %w", err)
+	}
+	values := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(values) != len(goLocations) {
+		return fmt.Errorf("go env %s: unexpected output %q", strings.Join(goLocations, " "), out)
+	}
+	for i, k := range goLocations {
+		if err := os.Setenv(k, values[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Git runs git with args in dir and returns its standard output without
