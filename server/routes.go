@@ -63,12 +63,24 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "version": s.opts.Version})
 }
 
-// readyz is 200 only after start-up work has finished and until shutdown.
+// readiness is the body of /readyz.
+type readiness struct {
+	Ready bool `json:"ready"`
+	// Reason says why the server is not ready; empty when it is.
+	Reason string `json:"reason,omitempty"`
+}
+
+// readyz is 200 only after start-up work has finished, until shutdown, and
+// while the database takes work; otherwise 503 with the reason.
 func (s *Server) readyz(c echo.Context) error {
 	if !s.ready.Load() {
-		return c.JSON(http.StatusServiceUnavailable, map[string]bool{"ready": false})
+		return c.JSON(http.StatusServiceUnavailable, readiness{Reason: "starting or shutting down"})
 	}
-	return c.JSON(http.StatusOK, map[string]bool{"ready": true})
+	if err := s.dbCheck.check(c.Request().Context()); err != nil {
+		s.log.Warn("readiness: database check failed", "err", err)
+		return c.JSON(http.StatusServiceUnavailable, readiness{Reason: "database unavailable"})
+	}
+	return c.JSON(http.StatusOK, readiness{Ready: true})
 }
 
 // githubWebhook hands a delivery to the webhook once the server is ready;

@@ -64,6 +64,8 @@ type Server struct {
 	projector *projector.Projector            // set by Start before ready
 	git       *taskgit.Service                // set by Start before ready
 	webhook   atomic.Pointer[github.Webhook]  // set by Start with a webhook secret
+	// dbCheck answers /readyz's database question; set by Start before ready.
+	dbCheck *databaseCheck
 	// background runs work that lasts until shutdown (the GitHub poller);
 	// stopBackground ends it.
 	background     sync.WaitGroup
@@ -155,6 +157,7 @@ func (s *Server) startup(ctx context.Context) error {
 		return fmt.Errorf("open database: %w", err)
 	}
 	s.store = st
+	s.dbCheck = &databaseCheck{ping: st.Ping}
 	for i, p := range s.profiles {
 		err := st.UpsertAgentProfile(ctx, store.AgentProfile{
 			ID: p.ID, Name: p.Name, Provider: p.Provider, Command: p.Command, Args: p.Args, Env: p.Env,

@@ -70,7 +70,7 @@ func TestRecoveryRepairsWhatACrashLeft(t *testing.T) {
 	}
 	half, err := st.AppendMessage(ctx, store.NewMessage{SessionID: session.ID, Type: shared.MessageAgent, Content: "half ", Status: shared.MessageStreaming})
 	require.NoError(t, err)
-	require.NoError(t, st.AppendText(ctx, half.ID, "an answer"))
+	require.NoError(t, st.AppendText(ctx, half.ID, len("half "), "an answer"))
 	_, err = st.AppendMessage(ctx, store.NewMessage{SessionID: session.ID, Type: shared.MessagePermissionRequest, Status: shared.MessagePending, PendingID: "p"})
 	require.NoError(t, err)
 	prompt, _, err := st.AddUserMessage(ctx, session.ID, "c-1", "resume me")

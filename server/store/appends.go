@@ -33,6 +33,7 @@ type appendQueue struct {
 // appendRequest is one AppendText call waiting for its batch.
 type appendRequest struct {
 	messageID, text string
+	offset          int
 	// err is the append's outcome; read it after done is closed.
 	err  error
 	done chan struct{}
@@ -40,19 +41,28 @@ type appendRequest struct {
 	lead chan struct{}
 }
 
-// AppendText adds text to a streaming message. Only the new bytes are
-// written (a segment row), never the whole content, so a long stream costs
-// O(n) bytes in all. It returns once the text is committed; concurrent
-// appends share a transaction (see appendQueue). Appends of one message
-// are stored in call order when its caller waits for each.
-func (s *Store) AppendText(ctx context.Context, messageID, text string) error {
+// AppendText adds text to a streaming message at byte offset offset: the
+// length of the message's text before it (its first content plus every
+// earlier append). Only the new bytes are written (a segment row keyed by
+// its offset), never the whole content, so a long stream costs O(n) bytes
+// in all. It returns once the text is committed; concurrent appends share
+// a transaction (see appendQueue).
+//
+// An append is idempotent: retried after a failure whose outcome was lost
+// (the connection broke during the commit), it finds its own segment
+// stored and succeeds, so a retry never stores the text twice. A different
+// text already stored at that offset is a conflict.
+func (s *Store) AppendText(ctx context.Context, messageID string, offset int, text string) error {
 	if text == "" {
 		return nil
+	}
+	if offset < 0 {
+		return fmt.Errorf("append to message %s: negative offset %d", messageID, offset)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &appendRequest{messageID: messageID, text: text, done: make(chan struct{}), lead: make(chan struct{})}
+	req := &appendRequest{messageID: messageID, offset: offset, text: text, done: make(chan struct{}), lead: make(chan struct{})}
 	q := &s.appends
 	q.mu.Lock()
 	q.pending = append(q.pending, req)
@@ -87,7 +97,12 @@ func (s *Store) writeAppendBatch(ctx context.Context) {
 		for _, req := range batch {
 			// A savepoint per append: a missing message fails its own
 			// append, not the batch.
-			req.err = tx.Transaction(func(tx *gorm.DB) error { return insertSegment(tx, req.messageID, req.text) })
+			req.err = tx.Transaction(func(tx *gorm.DB) error { return insertSegment(tx, req) })
+			if isUniqueViolation(req.err) {
+				// The savepoint is rolled back: see whether an earlier
+				// attempt of this very append committed.
+				req.err = sameSegment(tx, req)
+			}
 			if req.err == nil {
 				touched = append(touched, req.messageID)
 			}
@@ -113,16 +128,29 @@ func (s *Store) writeAppendBatch(ctx context.Context) {
 	close(q.pending[0].lead)
 }
 
-// insertSegment appends text to a message as its next segment row.
-func insertSegment(tx *gorm.DB, messageID, text string) error {
-	err := tx.Exec(`INSERT INTO message_segments (message_id, position, text)
-		SELECT ?, COALESCE(MAX(position), 0) + 1, ? FROM message_segments WHERE message_id = ?`,
-		messageID, text, messageID).Error
+// insertSegment stores an append as the segment at its offset.
+func insertSegment(tx *gorm.DB, req *appendRequest) error {
+	err := tx.Exec(`INSERT INTO message_segments (message_id, position, text) VALUES (?, ?, ?)`,
+		req.messageID, req.offset, req.text).Error
 	if isForeignKeyViolation(err) {
-		return shared.Errorf(shared.CodeNotFound, "message %q not found", messageID)
+		return shared.Errorf(shared.CodeNotFound, "message %q not found", req.messageID)
 	}
+	if err != nil && !isUniqueViolation(err) {
+		return fmt.Errorf("append to message %s: %w", req.messageID, err)
+	}
+	return err
+}
+
+// sameSegment accepts an append whose segment is stored already with the
+// same text, and refuses one that collides with other text.
+func sameSegment(tx *gorm.DB, req *appendRequest) error {
+	var stored []string
+	err := tx.Model(&segmentRow{}).Where("message_id = ? AND position = ?", req.messageID, req.offset).Pluck("text", &stored).Error
 	if err != nil {
-		return fmt.Errorf("append to message %s: %w", messageID, err)
+		return fmt.Errorf("check segment of message %s: %w", req.messageID, err)
 	}
-	return nil
+	if len(stored) == 1 && stored[0] == req.text {
+		return nil
+	}
+	return shared.Errorf(shared.CodeConflict, "message %q holds other text at offset %d", req.messageID, req.offset)
 }

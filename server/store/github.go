@@ -387,7 +387,7 @@ func selectPullRequests(db *gorm.DB, clauses string, args ...any) ([]PullRequest
 	rows, err := db.Raw(`SELECT task_id, repository, number, url, head_branch, head_sha, state, draft, merged,
 		checks_state, review_state, updated_at FROM pull_requests `+clauses, args...).Rows()
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	defer rows.Close()
 	var out []PullRequest
@@ -403,7 +403,7 @@ func selectPullRequests(db *gorm.DB, clauses string, args ...any) ([]PullRequest
 		pr.TaskID, pr.UpdatedAt = task.String, at.t
 		out = append(out, pr)
 	}
-	return out, rows.Err()
+	return out, classify(rows.Err())
 }
 
 // same reports whether pr and o hold the same values.

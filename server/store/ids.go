@@ -47,3 +47,7 @@ func formatUUIDv7(t time.Time) string {
 	hex.Encode(s[24:36], b[10:16])
 	return string(s[:])
 }
+
+// NewID returns a fresh id for a row a caller names before inserting it,
+// so that a retried insert is idempotent (see NewMessage.ID).
+func NewID() string { return newID() }

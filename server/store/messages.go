@@ -35,6 +35,10 @@ const (
 
 // NewMessage is a transcript entry to append to a session.
 type NewMessage struct {
+	// ID names the message; empty means a fresh one. A caller that names
+	// it (NewID) can retry the append after a failure whose outcome was
+	// lost: an append whose message is stored already returns it.
+	ID        string
 	SessionID string
 	Type      shared.MessageType
 	Content   string
@@ -56,11 +60,24 @@ func (s *Store) AppendMessage(ctx context.Context, in NewMessage) (shared.Messag
 		}
 		meta = string(b)
 	}
+	id := in.ID
+	if id == "" {
+		id = newID()
+	}
 	row := messageRow{
-		ID: newID(), SessionID: in.SessionID, Type: string(in.Type), Content: in.Content,
+		ID: id, SessionID: in.SessionID, Type: string(in.Type), Content: in.Content,
 		Status: string(in.Status), PendingID: optional(in.PendingID), Metadata: meta,
 	}
-	if err := s.insertMessage(ctx, &row, nil); err != nil {
+	err := s.insertMessage(ctx, &row, nil)
+	if in.ID != "" && isUniqueViolation(err) {
+		// An earlier attempt of this append committed.
+		var stored messageRow
+		if err := s.write.WithContext(ctx).Where("id = ? AND session_id = ?", in.ID, in.SessionID).Take(&stored).Error; err != nil {
+			return shared.Message{}, fmt.Errorf("load message %s: %w", in.ID, err)
+		}
+		return s.loadMessage(ctx, s.write, stored)
+	}
+	if err != nil {
 		return shared.Message{}, err
 	}
 	return row.toMessage()

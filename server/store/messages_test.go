@@ -107,8 +107,9 @@ func TestStreamingTextAppendsAndFolds(t *testing.T) {
 			if i == 25 {
 				part = "é€🐑 "
 			}
+			offset := want.Len()
 			want.WriteString(part)
-			if err := s.AppendText(ctx, m.ID, part); err != nil {
+			if err := s.AppendText(ctx, m.ID, offset, part); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -124,7 +125,7 @@ func TestStreamingTextAppendsAndFolds(t *testing.T) {
 		if err != nil || len(msgs) != 1 || msgs[0].Content != want.String() {
 			t.Fatalf("after finishing: %+v, %v", msgs, err)
 		}
-		if err := s.AppendText(ctx, "missing", "x"); shared.ErrorCode(err) != shared.CodeNotFound {
+		if err := s.AppendText(ctx, "missing", 0, "x"); shared.ErrorCode(err) != shared.CodeNotFound {
 			t.Fatalf("append to a missing message: %v", err)
 		}
 	})
@@ -150,14 +151,17 @@ func TestConcurrentAppendsKeepEachStreamWhole(t *testing.T) {
 		missing := make(chan error, parts)
 		for i := range ids {
 			wg.Go(func() {
+				offset := 0
 				for p := range parts {
-					assert.NoError(t, s.AppendText(ctx, ids[i], fmt.Sprintf("%d.%d ", i, p)))
+					part := fmt.Sprintf("%d.%d ", i, p)
+					assert.NoError(t, s.AppendText(ctx, ids[i], offset, part))
+					offset += len(part)
 				}
 			})
 		}
 		wg.Go(func() {
 			for range parts {
-				missing <- s.AppendText(ctx, "missing", "x")
+				missing <- s.AppendText(ctx, "missing", 0, "x")
 			}
 		})
 		wg.Wait()
@@ -174,6 +178,38 @@ func TestConcurrentAppendsKeepEachStreamWhole(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, want.String(), got.Content, "stream %d", i)
 		}
+	})
+}
+
+// A retried write whose first attempt committed changes nothing: an
+// append at an offset already holding the same text succeeds without
+// storing it twice, other text there is a conflict, and a message appended
+// again under its id is returned as stored.
+func TestRetriedWritesAreIdempotent(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		session := mustSessionOfNewTask(t, s)
+		in := NewMessage{ID: NewID(), SessionID: session.ID, Type: shared.MessageAgent, Content: "0 ", Status: shared.MessageStreaming}
+		first, err := s.AppendMessage(ctx, in)
+		require.NoError(t, err)
+		again, err := s.AppendMessage(ctx, in)
+		require.NoError(t, err)
+		assert.Equal(t, first.ID, again.ID)
+		assert.Equal(t, first.Seq, again.Seq)
+
+		require.NoError(t, s.AppendText(ctx, first.ID, 2, "1 "))
+		require.NoError(t, s.AppendText(ctx, first.ID, 2, "1 "), "the same append again")
+		require.NoError(t, s.AppendText(ctx, first.ID, 4, "2 "))
+		err = s.AppendText(ctx, first.ID, 4, "X ")
+		assert.Equal(t, shared.CodeConflict, shared.ErrorCode(err), "other text at a stored offset: %v", err)
+
+		got, err := s.GetMessage(ctx, session.ID, first.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "0 1 2 ", got.Content)
+		msgs, _, err := s.ListMessages(ctx, session.ID, 0, 0)
+		require.NoError(t, err)
+		assert.Len(t, msgs, 1, "the repeated append stored one message")
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,10 +30,24 @@ const (
 )
 
 // sqliteParams are appended to every SQLite DSN: enforce foreign keys, use
-// the write-ahead log so readers never block the writer, wait up to five
-// seconds for a lock, and take the write lock when a transaction begins so
-// that waiting happens in the busy handler instead of failing mid-transaction.
-const sqliteParams = "_foreign_keys=on&_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate"
+// the write-ahead log so readers never block the writer, wait for a lock
+// held by another process up to the busy timeout (appended by
+// sqliteOptions), and take the write lock when a transaction begins so that
+// waiting happens in the busy handler instead of failing mid-transaction.
+const sqliteParams = "_foreign_keys=on&_journal_mode=WAL&_txlock=immediate"
+
+// defaultBusyTimeout is how long a SQLite statement waits for a lock
+// another process holds before it fails as unavailable.
+const defaultBusyTimeout = 5 * time.Second
+
+// sqliteOptions returns the DSN parameters for cfg.
+func sqliteOptions(cfg Config) string {
+	busy := cfg.BusyTimeout
+	if busy <= 0 {
+		busy = defaultBusyTimeout
+	}
+	return sqliteParams + "&_busy_timeout=" + strconv.FormatInt(busy.Milliseconds(), 10)
+}
 
 // Connection pool sizes.
 const (
@@ -62,6 +77,9 @@ type Config struct {
 	// Logger receives migration progress and slow-query warnings; nil
 	// discards them.
 	Logger *slog.Logger
+	// BusyTimeout is how long a SQLite statement waits for a lock another
+	// process holds before failing as unavailable; zero means 5 s.
+	BusyTimeout time.Duration
 }
 
 // Store is herd's persistence layer over SQLite or PostgreSQL. It is safe for
@@ -146,7 +164,7 @@ func resolve(cfg Config) (dialect, dsn string, err error) {
 		if cfg.DataDir == "" {
 			return "", "", errors.New("open database: a data dir is required for the default SQLite database")
 		}
-		return dialectSQLite, filepath.Join(cfg.DataDir, "herd.db") + "?" + sqliteParams, nil
+		return dialectSQLite, filepath.Join(cfg.DataDir, "herd.db") + "?" + sqliteOptions(cfg), nil
 	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
 		return dialectPostgres, u, nil
 	case strings.HasPrefix(u, "sqlite://"):
@@ -154,13 +172,13 @@ func resolve(cfg Config) (dialect, dsn string, err error) {
 		if path == "" || strings.Contains(path, "?") {
 			return "", "", errors.New(`open database: a sqlite:// URL must be followed by a file path without query, as in "sqlite:///var/lib/herd/herd.db"`)
 		}
-		return dialectSQLite, path + "?" + sqliteParams, nil
+		return dialectSQLite, path + "?" + sqliteOptions(cfg), nil
 	case strings.HasPrefix(u, "file:"):
 		sep := "?"
 		if strings.Contains(u, "?") {
 			sep = "&"
 		}
-		return dialectSQLite, u + sep + sqliteParams, nil
+		return dialectSQLite, u + sep + sqliteOptions(cfg), nil
 	}
 	scheme, _, _ := strings.Cut(u, ":")
 	return "", "", fmt.Errorf("open database: unsupported URL scheme %q: want postgres://, postgresql://, sqlite:// or file:", scheme)
@@ -169,11 +187,17 @@ func resolve(cfg Config) (dialect, dsn string, err error) {
 // openGorm opens one connection pool and checks that it reaches the
 // database, honouring ctx.
 func openGorm(ctx context.Context, d gorm.Dialector, log *slog.Logger) (*gorm.DB, *sql.DB, error) {
-	db, err := gorm.Open(d, &gorm.Config{
+	wrapped, err := newClassifying(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := gorm.Open(wrapped, &gorm.Config{
 		SkipDefaultTransaction: true,
 		DisableAutomaticPing:   true,
 		NowFunc:                now,
 		Logger:                 queryLogger{log: log},
+		// Every recorded error passes through classify (see classifying).
+		TranslateError: true,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -202,12 +226,23 @@ func (s *Store) Close() error {
 // Dialect reports the database in use: "sqlite" or "postgres".
 func (s *Store) Dialect() string { return s.dialect }
 
-// Ping checks that the database answers on every connection pool.
+// Ping checks that the database answers on every connection pool and
+// that the writer can write: a SQLite file locked by another process, or
+// a PostgreSQL server in recovery, answers reads but takes no writes. A
+// failure is unavailable (see Unavailable).
 func (s *Store) Ping(ctx context.Context) error {
 	for _, db := range s.pools {
 		if err := db.PingContext(ctx); err != nil {
-			return fmt.Errorf("ping %s: %w", s.dialect, err)
+			return fmt.Errorf("ping %s: %w", s.dialect, classify(err))
 		}
+	}
+	// An empty write transaction takes the SQLite write lock (transactions
+	// begin IMMEDIATE) and fails on a read-only PostgreSQL.
+	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return tx.Exec("UPDATE sessions SET state = state WHERE 1 = 0").Error
+	})
+	if err != nil {
+		return fmt.Errorf("ping %s writer: %w", s.dialect, classify(err))
 	}
 	return nil
 }

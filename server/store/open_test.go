@@ -231,12 +231,12 @@ func TestResolveConfig(t *testing.T) {
 		wantDSN     string
 		wantErr     string
 	}{
-		{"default file", Config{DataDir: "/data"}, dialectSQLite, "/data/herd.db?" + sqliteParams, ""},
+		{"default file", Config{DataDir: "/data"}, dialectSQLite, "/data/herd.db?" + sqliteParams + "&_busy_timeout=5000", ""},
 		{"postgres", Config{URL: "postgres://u@h/db"}, dialectPostgres, "postgres://u@h/db", ""},
 		{"postgresql", Config{URL: "postgresql://u@h/db"}, dialectPostgres, "postgresql://u@h/db", ""},
-		{"sqlite scheme", Config{URL: "sqlite:///var/herd.db"}, dialectSQLite, "/var/herd.db?" + sqliteParams, ""},
-		{"file", Config{URL: "file:/var/herd.db"}, dialectSQLite, "file:/var/herd.db?" + sqliteParams, ""},
-		{"file with query", Config{URL: "file:/var/herd.db?cache=private"}, dialectSQLite, "file:/var/herd.db?cache=private&" + sqliteParams, ""},
+		{"sqlite scheme", Config{URL: "sqlite:///var/herd.db"}, dialectSQLite, "/var/herd.db?" + sqliteParams + "&_busy_timeout=5000", ""},
+		{"file", Config{URL: "file:/var/herd.db"}, dialectSQLite, "file:/var/herd.db?" + sqliteParams + "&_busy_timeout=5000", ""},
+		{"file with query", Config{URL: "file:/var/herd.db?cache=private"}, dialectSQLite, "file:/var/herd.db?cache=private&" + sqliteParams + "&_busy_timeout=5000", ""},
 		{"no data dir", Config{}, "", "", "data dir is required"},
 		{"empty sqlite path", Config{URL: "sqlite://"}, "", "", "file path"},
 		{"unknown scheme", Config{URL: "mysql://root:hunter2@db/herd"}, "", "", `unsupported URL scheme "mysql"`},

@@ -199,7 +199,7 @@ func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int
 		FROM tasks t LEFT JOIN task_status_summaries s ON s.task_id = t.id
 		WHERE t.id IN ?`, ids).Rows()
 	if err != nil {
-		return nil, nil, fmt.Errorf("load summaries: %w", err)
+		return nil, nil, fmt.Errorf("load summaries: %w", classify(err))
 	}
 	defer rows.Close()
 	found := make(map[string]SummarySource, len(ids))
@@ -212,7 +212,7 @@ func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int
 			event    nullTime
 		)
 		if err := rows.Scan(&src.TaskID, &src.WorkspaceID, &primary, &event, &revision, &payload); err != nil {
-			return nil, nil, fmt.Errorf("load summaries: %w", err)
+			return nil, nil, fmt.Errorf("load summaries: %w", classify(err))
 		}
 		src.PrimarySessionID = primary.String
 		src.ErrorDismissedAt = event.ptr()
@@ -225,7 +225,7 @@ func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int
 		found[src.TaskID] = src
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("load summaries: %w", err)
+		return nil, nil, fmt.Errorf("load summaries: %w", classify(err))
 	}
 	srcs := make([]SummarySource, 0, len(found))
 	index := make(map[string]int, len(found))
@@ -244,7 +244,7 @@ func loadSourceSessions(db *gorm.DB, ids []string, srcs []SummarySource, index m
 			state_revision, error_message, created_at, updated_at
 		FROM sessions WHERE task_id IN ? ORDER BY task_id, created_at, id`, ids).Rows()
 	if err != nil {
-		return fmt.Errorf("load sessions: %w", err)
+		return fmt.Errorf("load sessions: %w", classify(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -260,7 +260,7 @@ func loadSourceSessions(db *gorm.DB, ids []string, srcs []SummarySource, index m
 		src.Sessions = append(src.Sessions, r.toSession())
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load sessions: %w", err)
+		return fmt.Errorf("load sessions: %w", classify(err))
 	}
 	return nil
 }
@@ -272,7 +272,7 @@ func loadPendingRequests(db *gorm.DB, ids []string, srcs []SummarySource, index 
 		ids, []string{string(shared.MessagePermissionRequest), string(shared.MessageClarificationRequest)},
 		string(shared.MessagePending)).Rows()
 	if err != nil {
-		return fmt.Errorf("load pending requests: %w", err)
+		return fmt.Errorf("load pending requests: %w", classify(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -280,14 +280,14 @@ func loadPendingRequests(db *gorm.DB, ids []string, srcs []SummarySource, index 
 		var p PendingRequest
 		var pendingID sql.NullString
 		if err := rows.Scan(&taskID, &p.SessionID, &p.MessageID, &pendingID, &p.Type, &p.Seq); err != nil {
-			return fmt.Errorf("load pending requests: %w", err)
+			return fmt.Errorf("load pending requests: %w", classify(err))
 		}
 		p.PendingID = pendingID.String
 		src := &srcs[index[taskID]]
 		src.Pending = append(src.Pending, p)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load pending requests: %w", err)
+		return fmt.Errorf("load pending requests: %w", classify(err))
 	}
 	return nil
 }
@@ -299,19 +299,19 @@ func loadQueuedPrompts(db *gorm.DB, ids []string, srcs []SummarySource, index ma
 	rows, err := db.Raw(`SELECT s.task_id, COUNT(*) FROM sessions s JOIN messages m ON m.session_id = s.id
 		WHERE s.task_id IN ? AND m.dispatch_state = ? GROUP BY s.task_id`, ids, dispatchPending).Rows()
 	if err != nil {
-		return fmt.Errorf("load queued prompts: %w", err)
+		return fmt.Errorf("load queued prompts: %w", classify(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var taskID string
 		var n int
 		if err := rows.Scan(&taskID, &n); err != nil {
-			return fmt.Errorf("load queued prompts: %w", err)
+			return fmt.Errorf("load queued prompts: %w", classify(err))
 		}
 		srcs[index[taskID]].QueuedPrompts = n
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load queued prompts: %w", err)
+		return fmt.Errorf("load queued prompts: %w", classify(err))
 	}
 	return nil
 }
@@ -332,7 +332,7 @@ func loadNewestErrors(db *gorm.DB, ids []string, srcs []SummarySource, index map
 		) e WHERE e.rn = 1`,
 		string(shared.MessageAgent), errorPreviewChars, ids, string(shared.MessageError)).Rows()
 	if err != nil {
-		return fmt.Errorf("load agent errors: %w", err)
+		return fmt.Errorf("load agent errors: %w", classify(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -341,14 +341,14 @@ func loadNewestErrors(db *gorm.DB, ids []string, srcs []SummarySource, index map
 		var at nullTime
 		var answered bool
 		if err := rows.Scan(&taskID, &e.SessionID, &e.MessageID, &e.Seq, &at, &e.Content, &answered); err != nil {
-			return fmt.Errorf("load agent errors: %w", err)
+			return fmt.Errorf("load agent errors: %w", classify(err))
 		}
 		e.OccurredAt = at.t
 		src := &srcs[index[taskID]]
 		src.NewestError, src.AnsweredError = &e, answered
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load agent errors: %w", err)
+		return fmt.Errorf("load agent errors: %w", classify(err))
 	}
 	return nil
 }
@@ -366,7 +366,7 @@ func loadRepositoryObservations(db *gorm.DB, ids []string, srcs []SummarySource,
 			ORDER BY g.observed_at DESC, g.id DESC LIMIT 1)
 		WHERE r.task_id IN ? ORDER BY r.task_id, r.position`, ids).Rows()
 	if err != nil {
-		return fmt.Errorf("load git observations: %w", err)
+		return fmt.Errorf("load git observations: %w", classify(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -389,7 +389,7 @@ func loadRepositoryObservations(db *gorm.DB, ids []string, srcs []SummarySource,
 		src.Repositories = append(src.Repositories, r)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load git observations: %w", err)
+		return fmt.Errorf("load git observations: %w", classify(err))
 	}
 	return nil
 }

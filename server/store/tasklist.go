@@ -98,7 +98,7 @@ func findTasks(query *gorm.DB, capacity int) ([]taskRow, error) {
 		Select("id, workspace_id, title, description, primary_session_id, pull_request_url, archived, created_at, updated_at").
 		Rows()
 	if err != nil {
-		return nil, fmt.Errorf("load tasks: %w", err)
+		return nil, fmt.Errorf("load tasks: %w", classify(err))
 	}
 	defer rows.Close()
 	out := make([]taskRow, 0, capacity)
@@ -111,7 +111,7 @@ func findTasks(query *gorm.DB, capacity int) ([]taskRow, error) {
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load tasks: %w", err)
+		return nil, fmt.Errorf("load tasks: %w", classify(err))
 	}
 	return out, nil
 }
@@ -158,7 +158,7 @@ func loadRepositories(ctx context.Context, db *gorm.DB, ids []string, tasks []sh
 		Select("task_id, id, path, base_branch, branch, worktree_path, run_in_place").
 		Where("task_id IN ?", ids).Order("task_id, position").Rows()
 	if err != nil {
-		return fmt.Errorf("load task repositories: %w", err)
+		return fmt.Errorf("load task repositories: %w", classify(err))
 	}
 	defer rows.Close()
 	all := make([]shared.TaskRepository, 0, len(ids))
@@ -167,13 +167,13 @@ func loadRepositories(ctx context.Context, db *gorm.DB, ids []string, tasks []sh
 	for rows.Next() {
 		var r shared.TaskRepository
 		if err := rows.Scan(&taskID, &r.ID, &r.Path, &r.BaseBranch, &r.Branch, &r.WorktreePath, &r.RunInPlace); err != nil {
-			return fmt.Errorf("load task repositories: %w", err)
+			return fmt.Errorf("load task repositories: %w", classify(err))
 		}
 		all = append(all, r)
 		owners = append(owners, index[taskID])
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load task repositories: %w", err)
+		return fmt.Errorf("load task repositories: %w", classify(err))
 	}
 	// Rows arrive grouped by task: hand each task its run of the array.
 	for start := 0; start < len(all); {
@@ -192,14 +192,14 @@ func loadSummaries(ctx context.Context, db *gorm.DB, ids []string, tasks []share
 	rows, err := db.WithContext(ctx).Model(&taskSummaryRow{}).
 		Select("task_id, payload").Where("task_id IN ?", ids).Rows()
 	if err != nil {
-		return fmt.Errorf("load status summaries: %w", err)
+		return fmt.Errorf("load status summaries: %w", classify(err))
 	}
 	defer rows.Close()
 	var taskID string
 	var payload sql.RawBytes
 	for rows.Next() {
 		if err := rows.Scan(&taskID, &payload); err != nil {
-			return fmt.Errorf("load status summaries: %w", err)
+			return fmt.Errorf("load status summaries: %w", classify(err))
 		}
 		sum, err := decodeSummary(taskID, payload)
 		if err != nil {
@@ -213,7 +213,7 @@ func loadSummaries(ctx context.Context, db *gorm.DB, ids []string, tasks []share
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load status summaries: %w", err)
+		return fmt.Errorf("load status summaries: %w", classify(err))
 	}
 	return nil
 }
