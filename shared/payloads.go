@@ -145,6 +145,43 @@ func SessionStateEventOf(s Session) SessionStateEvent {
 	}
 }
 
+// TurnStartedEvent is the payload of session.turn.started.
+type TurnStartedEvent struct {
+	SessionID string `json:"session_id"`
+	// TurnID names the turn: the id of the user message that started it.
+	TurnID string `json:"turn_id"`
+	// MessageID is that user message's id.
+	MessageID string `json:"message_id"`
+}
+
+// TurnOutcome says how a turn ended.
+type TurnOutcome string
+
+// Turn outcomes.
+const (
+	TurnEndTurn   TurnOutcome = "end_turn"
+	TurnCancelled TurnOutcome = "cancelled"
+	// TurnFailed is a turn whose prompt failed: the agent reported an
+	// error (stored as an error message) or died.
+	TurnFailed    TurnOutcome = "failed"
+	TurnMaxTokens TurnOutcome = "max_tokens"
+	TurnRefusal   TurnOutcome = "refusal"
+)
+
+// TurnSettledEvent is the payload of session.turn.settled.
+type TurnSettledEvent struct {
+	SessionID string      `json:"session_id"`
+	TurnID    string      `json:"turn_id"`
+	Outcome   TurnOutcome `json:"outcome"`
+}
+
+// QueueChangedEvent is the payload of session.queue.changed: the whole
+// queue, oldest first, never null.
+type QueueChangedEvent struct {
+	SessionID string         `json:"session_id"`
+	Queue     []QueuedPrompt `json:"queue"`
+}
+
 // SessionListResponse answers session.list.
 type SessionListResponse struct {
 	Sessions []Session `json:"sessions"`

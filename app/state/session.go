@@ -306,7 +306,7 @@ func (d *SessionDetail) apply(env shared.Envelope) {
 			d.applyState(ev)
 		}
 	case shared.NotifySessionQueueChanged:
-		if ev, ok := decode[shared.QueueResponse](env.Payload); ok {
+		if ev, ok := decode[shared.QueueChangedEvent](env.Payload); ok {
 			d.setQueue(ev.Queue)
 		}
 	case shared.NotifySessionGitUpdated:

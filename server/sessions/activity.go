@@ -12,7 +12,17 @@ import (
 // activityOf is what a session in state shows now, by the tracker's
 // policy.
 func (m *Manager) activityOf(sessionID string, state shared.SessionState) store.Activity {
-	fg, n := m.tr.Activity(sessionID, state)
+	return m.policy(m.tr.View(sessionID), state)
+}
+
+// policy applies the tracker's policy to a view of a session in state. A
+// session in a state without a live agent (see live) shows no activity,
+// whatever the tracker still holds while the agent winds down.
+func (m *Manager) policy(v tracker.View, state shared.SessionState) store.Activity {
+	if !live(state) {
+		return store.Activity{}
+	}
+	fg, n := m.tr.ActivityOf(v, state)
 	return store.Activity{Foreground: fg, Subagents: n}
 }
 
@@ -33,12 +43,17 @@ func (m *Manager) publishActivity(ctx context.Context, c tracker.Change) error {
 	}
 	state, stored := r.mirror()
 	for range 3 {
-		fg, n := m.tr.ActivityOf(c.View, state)
-		want := store.Activity{Foreground: fg, Subagents: n}
+		want := m.policy(c.View, state)
 		if want == stored {
 			return nil
 		}
-		s, changed, err := m.cfg.Store.SetActivity(ctx, c.SessionID, state, want)
+		var s shared.Session
+		var changed bool
+		err := m.persist(ctx, "store activity", c.SessionID, func(ctx context.Context) error {
+			var err error
+			s, changed, err = m.cfg.Store.SetActivity(ctx, c.SessionID, state, want)
+			return err
+		})
 		if err != nil {
 			return err
 		}

@@ -12,9 +12,6 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// promptable states accept a prompt for dispatch.
-var promptable = []shared.SessionState{shared.SessionWaitingForInput, shared.SessionCompleted, shared.SessionIdle}
-
 // AddMessage sends a prompt, owned by its client_message_id. A retry
 // returns the stored message as a duplicate and dispatches nothing new; a
 // session that is RUNNING queues the prompt; CREATED, STARTING, FAILED and
@@ -161,13 +158,17 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	// The prompt left the queue when it was claimed; the transition below
 	// re-derives the task's summary, queue count included.
 	r.publishQueue(ctx)
-	from := promptable
+	ev := evPrompt
 	if handoff {
-		from = []shared.SessionState{shared.SessionRunning}
+		ev = evHandoff
 	}
-	if _, err := r.transition(ctx, from, shared.SessionRunning, ""); err != nil {
-		// The session stopped taking prompts meanwhile: back to the queue.
-		if err := r.m.cfg.Store.ReleaseClaim(ctx, msg.ID, token); err != nil {
+	if _, err := r.transition(ctx, ev, "", true); err != nil {
+		// The session stopped taking prompts meanwhile (or the database
+		// stayed away until shutdown): back to the queue.
+		err := r.m.persist(ctx, "release claim", r.id, func(ctx context.Context) error {
+			return r.m.cfg.Store.ReleaseClaim(ctx, msg.ID, token)
+		})
+		if err != nil {
 			r.m.log.Error("release claim", "session", r.id, "err", err)
 		}
 		r.publishQueue(ctx)
@@ -175,22 +176,25 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		return
 	}
 	if err := r.ensureExecution(ctx, nil); err != nil {
-		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, err)
+		r.fail(ctx, err)
 		return
 	}
 	exec, co := r.execution(), r.coalescer()
 	if exec == nil || co == nil {
-		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, errors.New("the agent stopped before the prompt could be sent"))
+		r.fail(ctx, errors.New("the agent stopped before the prompt could be sent"))
 		return
 	}
-	if err := r.m.cfg.Store.MarkSent(ctx, msg.ID, token); err != nil {
+	err := r.m.persist(ctx, "mark prompt sent", r.id, func(ctx context.Context) error {
+		return r.m.cfg.Store.MarkSent(ctx, msg.ID, token)
+	})
+	if err != nil {
 		r.m.log.Error("mark prompt sent", "session", r.id, "err", err)
 	}
 	dispatched = r.m.tr.Dispatched(claim)
 	msg.Status = shared.MessageComplete
 	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
-	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnStarted, map[string]any{
-		"session_id": r.id, "turn_id": msg.ID, "message_id": msg.ID,
+	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnStarted, shared.TurnStartedEvent{
+		SessionID: r.id, TurnID: msg.ID, MessageID: msg.ID,
 	}, false)
 
 	stop, promptErr := exec.Prompt(ctx, msg.Content)
@@ -206,7 +210,7 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	outcome := settleOutcome(stop, promptErr)
 	switch {
 	case promptErr != nil && exec.Err() != nil:
-		r.fail(ctx, []shared.SessionState{shared.SessionRunning}, exec.Err())
+		r.fail(ctx, exec.Err())
 	case !r.m.tr.Current(claim):
 		// Handed off: the successor owns the foreground and settles the
 		// session; this late result changes nothing else.
@@ -221,10 +225,13 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		// The turn's claim is given back first, so the settled state is
 		// derived from a foreground that no longer owns a prompt.
 		r.m.tr.Complete(claim)
-		_, _ = r.transition(ctx, []shared.SessionState{shared.SessionRunning}, shared.SessionWaitingForInput, "")
+		// A conflict means the session ended meanwhile (archived); any
+		// other error is logged by transition, after retrying an outage
+		// until shutdown, when recovery settles the session.
+		_, _ = r.transition(ctx, evSettle, "", true)
 	}
-	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnSettled, map[string]any{
-		"session_id": r.id, "turn_id": msg.ID, "outcome": outcome,
+	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnSettled, shared.TurnSettledEvent{
+		SessionID: r.id, TurnID: msg.ID, Outcome: outcome,
 	}, false)
 }
 
@@ -232,9 +239,15 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 // the agent runs on) as an error message, which the task's status summary
 // shows until it is dismissed or the agent answers again.
 func (r *run) recordError(ctx context.Context, err error) {
-	text := strings.TrimPrefix(err.Error(), "prompt: ")
-	msg, err := r.m.cfg.Store.AppendMessage(ctx, store.NewMessage{
-		SessionID: r.id, Type: shared.MessageError, Content: text, Status: shared.MessageComplete,
+	in := store.NewMessage{
+		ID: store.NewID(), SessionID: r.id, Type: shared.MessageError,
+		Content: storable(strings.TrimPrefix(err.Error(), "prompt: ")), Status: shared.MessageComplete,
+	}
+	var msg shared.Message
+	err = r.m.persist(ctx, "store agent error", r.id, func(ctx context.Context) error {
+		var err error
+		msg, err = r.m.cfg.Store.AppendMessage(ctx, in)
+		return err
 	})
 	if err != nil {
 		r.m.log.Error("store agent error", "session", r.id, "err", err)
@@ -245,23 +258,32 @@ func (r *run) recordError(ctx context.Context, err error) {
 }
 
 // settleOutcome maps how a prompt ended to a turn outcome.
-func settleOutcome(stop agent.StopReason, err error) string {
+func settleOutcome(stop agent.StopReason, err error) shared.TurnOutcome {
 	switch {
 	case err != nil:
-		return "failed"
+		return shared.TurnFailed
 	case stop == agent.StopCancelled:
-		return "cancelled"
+		return shared.TurnCancelled
 	case stop == agent.StopMaxTokens:
-		return "max_tokens"
+		return shared.TurnMaxTokens
 	case stop == agent.StopRefusal:
-		return "refusal"
+		return shared.TurnRefusal
 	default:
-		return "end_turn"
+		return shared.TurnEndTurn
 	}
 }
 
-// Queue returns a session's queued prompts, oldest first.
+// Queue returns a session's queued prompts, oldest first; an unknown
+// session is not_found.
 func (m *Manager) Queue(ctx context.Context, sessionID string) ([]shared.QueuedPrompt, error) {
+	if _, err := m.cfg.Store.GetSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return m.queue(ctx, sessionID)
+}
+
+// queue loads a known session's queued prompts, oldest first.
+func (m *Manager) queue(ctx context.Context, sessionID string) ([]shared.QueuedPrompt, error) {
 	msgs, err := m.cfg.Store.QueuedMessages(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -292,33 +314,38 @@ func (m *Manager) RemoveQueued(ctx context.Context, sessionID, queueID string) (
 
 // publishQueue publishes the session's queue and returns it.
 func (r *run) publishQueue(ctx context.Context) []shared.QueuedPrompt {
-	queue, err := r.m.Queue(ctx, r.id)
+	queue, err := r.m.queue(ctx, r.id)
 	if err != nil {
 		r.m.log.Error("load queue", "session", r.id, "err", err)
 		return nil
 	}
-	r.m.pub.PublishSession(r.id, shared.NotifySessionQueueChanged, map[string]any{"session_id": r.id, "queue": queue}, false)
+	r.m.pub.PublishSession(r.id, shared.NotifySessionQueueChanged, shared.QueueChangedEvent{SessionID: r.id, Queue: queue}, false)
 	return queue
 }
 
 // Cancel stops what a session is doing: a running turn is cancelled (the
 // session then waits for input), and a session that has not finished
-// starting is cancelled for good. Other sessions are returned unchanged.
+// starting is cancelled for good. Cancelling also retires the session's
+// background work (subagents, background shells, monitors): the person
+// asked for everything to stop, and an agent that stops its work after a
+// cancellation need not report each piece ending. Other sessions are
+// returned unchanged.
 func (m *Manager) Cancel(ctx context.Context, sessionID string) (shared.Session, error) {
 	r, session, err := m.runOf(ctx, sessionID)
 	if err != nil {
 		return shared.Session{}, err
 	}
 	switch session.State {
-	case shared.SessionRunning:
+	case shared.SessionRunning, shared.SessionWaitingForInput:
 		if exec := r.execution(); exec != nil {
 			if err := exec.Cancel(ctx); err != nil {
 				return shared.Session{}, shared.Errorf(shared.CodeUnavailable, "the agent did not take the cancellation: %v", err)
 			}
 		}
-		return session, nil
+		m.tr.Cancel(r.id)
+		return m.cfg.Store.GetSession(ctx, sessionID)
 	case shared.SessionCreated, shared.SessionStarting:
-		s, err := r.transition(ctx, []shared.SessionState{shared.SessionCreated, shared.SessionStarting}, shared.SessionCancelled, "")
+		s, err := r.transition(ctx, evCancel, "", false)
 		if err != nil {
 			return shared.Session{}, err
 		}
@@ -333,27 +360,31 @@ func (m *Manager) Cancel(ctx context.Context, sessionID string) (shared.Session,
 // a session that was created or starting becomes CANCELLED, one that runs
 // or waits for input COMPLETED, and their agents stop. The state changes
 // first, so a turn that the stop interrupts finds its session ended and
-// settles nothing.
+// settles nothing; an ended session shows no activity (see live).
 func (m *Manager) EndTask(ctx context.Context, taskID string) error {
 	sessions, err := m.cfg.Store.ListSessions(ctx, taskID)
 	if err != nil {
 		return err
 	}
 	for _, session := range sessions {
-		to := shared.SessionCompleted
-		switch session.State {
-		case shared.SessionCreated, shared.SessionStarting:
-			to = shared.SessionCancelled
-		case shared.SessionRunning, shared.SessionWaitingForInput, shared.SessionIdle:
-		default:
+		if !lifecycle[evEnd].allows(session.State) && !lifecycle[evAbandon].allows(session.State) {
 			continue // ended already
 		}
 		r, err := m.live(session)
 		if err != nil {
 			return err
 		}
-		from := []shared.SessionState{session.State}
-		if _, err := r.transition(ctx, from, to, ""); err != nil && shared.ErrorCode(err) != shared.CodeConflict {
+		// The state read above may have moved on (a starting session
+		// became ready): whichever of the two applies now ends it.
+		if _, err := r.transition(ctx, evEnd, "", false); shared.ErrorCode(err) == shared.CodeConflict {
+			_, err = r.transition(ctx, evAbandon, "", false)
+			if shared.ErrorCode(err) == shared.CodeConflict {
+				err = nil // ended meanwhile
+			}
+			if err != nil {
+				return err
+			}
+		} else if err != nil {
 			return err
 		}
 		r.stop()

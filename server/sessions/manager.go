@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/coalescer"
 	"github.com/herd-dev/herd/server/store"
@@ -62,15 +64,18 @@ type Config struct {
 	Git GitWatch
 	// AgentNice lowers the CPU priority of agents (see agent.Options.Nice).
 	AgentNice int
+	// Registerer receives the manager's metrics; nil skips registration.
+	Registerer prometheus.Registerer
 }
 
 // Manager runs sessions: their lifecycle, prompt admission and queue, and
 // the agent executions behind them.
 type Manager struct {
-	cfg Config
-	log *slog.Logger
-	pub Publisher
-	tr  *tracker.Tracker
+	cfg     Config
+	log     *slog.Logger
+	pub     Publisher
+	tr      *tracker.Tracker
+	metrics *metrics
 
 	ctx    context.Context // cancelled by Close; parent of every execution
 	cancel context.CancelFunc
@@ -89,8 +94,12 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	met, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: make(map[string]*run)}
+	m := &Manager{cfg: cfg, log: cfg.Logger, metrics: met, ctx: ctx, cancel: cancel, runs: make(map[string]*run)}
 	tr, err := tracker.New(tracker.Config{Publish: m.publishActivity, Handoff: cfg.Handoff, Logger: cfg.Logger})
 	if err != nil {
 		cancel()

@@ -10,7 +10,8 @@ import (
 // recover repairs what a previous process left behind: no session keeps
 // an activity (no execution survived to vouch for it), sessions it left
 // RUNNING wait for input again, sessions it left starting have failed,
-// streaming messages are finished with the text they had, requests no
+// streaming messages end failed with the text they had (their stream was
+// cut off), requests no
 // agent waits on are cancelled, and prompts it claimed but did not send
 // go back to their queue. Every repaired state is published; then the
 // recovered sessions' queues are dispatched, so a prompt whose dispatch
@@ -33,7 +34,8 @@ func (m *Manager) recover(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
-		if _, err := st.FinishMessage(ctx, id, shared.MessageComplete); err != nil {
+		// Its stream was cut off: the text it has is all it will have.
+		if _, err := st.FinishMessage(ctx, id, shared.MessageFailed); err != nil {
 			return fmt.Errorf("finish message %s: %w", id, err)
 		}
 	}
@@ -54,13 +56,13 @@ func (m *Manager) recover(ctx context.Context) error {
 			return err
 		}
 		if s.State == shared.SessionRunning {
-			if _, err := r.transition(ctx, []shared.SessionState{shared.SessionRunning}, shared.SessionWaitingForInput, ""); err != nil {
+			if _, err := r.transition(ctx, evRecoverTurn, "", false); err != nil {
 				return err
 			}
 			resume = append(resume, r)
 			continue
 		}
-		if _, err := r.transition(ctx, []shared.SessionState{s.State}, shared.SessionFailed, "herd restarted before the agent was ready; start a new session"); err != nil {
+		if _, err := r.transition(ctx, evRecoverStart, "herd restarted before the agent was ready; start a new session", false); err != nil {
 			return err
 		}
 	}

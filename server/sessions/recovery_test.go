@@ -24,16 +24,11 @@ func (r *recorder) PublishSession(sessionID, action string, payload any, _ bool)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	detail := ""
-	if ev, ok := payload.(shared.SessionStateEvent); ok {
+	switch ev := payload.(type) {
+	case shared.SessionStateEvent:
 		detail = string(ev.State)
-	}
-	if m, ok := payload.(map[string]any); ok {
-		if s, ok := m["state"]; ok {
-			detail = string(s.(shared.SessionState))
-		}
-		if o, ok := m["outcome"].(string); ok {
-			detail = o
-		}
+	case shared.TurnSettledEvent:
+		detail = string(ev.Outcome)
 	}
 	r.events = append(r.events, sessionID+" "+action+" "+detail)
 }
@@ -100,7 +95,7 @@ func TestRecoveryRepairsWhatACrashLeft(t *testing.T) {
 	got, err := st.GetMessage(ctx, session.ID, half.ID)
 	require.NoError(t, err)
 	require.Equal(t, "half an answer", got.Content)
-	require.Equal(t, shared.MessageComplete, got.Status)
+	require.Equal(t, shared.MessageFailed, got.Status, "a stream cut off by the crash reads as such")
 	pending, err := st.PendingRequests(ctx, session.ID)
 	require.NoError(t, err)
 	require.Empty(t, pending)

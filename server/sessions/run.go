@@ -51,22 +51,6 @@ func newRun(m *Manager, s shared.Session) *run {
 	}
 }
 
-// transition moves the session between states in the store, mirrors the
-// new state and publishes it.
-func (r *run) transition(ctx context.Context, from []shared.SessionState, to shared.SessionState, errMsg string) (shared.Session, error) {
-	s, err := r.m.cfg.Store.Transition(ctx, r.id, from, to, errMsg, r.m.activityOf(r.id, to))
-	if err != nil {
-		return s, err
-	}
-	r.remember(s)
-	r.m.pub.PublishSession(r.id, shared.NotifySessionStateChanged, shared.SessionStateEventOf(s), false)
-	r.m.mark(r.taskID)
-	if r.m.cfg.Git != nil {
-		r.m.cfg.Git.SessionState(r.taskID, r.id, s.State)
-	}
-	return s, nil
-}
-
 // remember mirrors a stored copy of the session unless the mirror is
 // already newer.
 func (r *run) remember(s shared.Session) {
@@ -75,6 +59,13 @@ func (r *run) remember(s shared.Session) {
 	if s.StateRevision >= r.rev {
 		r.state, r.activity, r.rev = s.State, storedActivity(s), s.StateRevision
 	}
+}
+
+// revision returns the state_revision the mirror holds.
+func (r *run) revision() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rev
 }
 
 // mirror returns the session's state and activity as last stored.
@@ -94,19 +85,22 @@ func storedActivity(s shared.Session) store.Activity {
 func (r *run) begin(profile agent.Profile, prompt string) {
 	r.m.goTracked(func() {
 		ctx := r.m.ctx
-		if _, err := r.transition(ctx, []shared.SessionState{shared.SessionCreated}, shared.SessionStarting, ""); err != nil {
-			r.m.log.Error("start session", "session", r.id, "err", err)
-			return
+		if _, err := r.transition(ctx, evStart, "", true); err != nil {
+			return // cancelled meanwhile, or logged by transition
 		}
 		if err := r.ensureExecution(ctx, &profile); err != nil {
-			r.fail(ctx, []shared.SessionState{shared.SessionStarting}, err)
+			r.fail(ctx, err)
 			return
 		}
-		if _, err := r.transition(ctx, []shared.SessionState{shared.SessionStarting}, shared.SessionWaitingForInput, ""); err != nil {
+		if _, err := r.transition(ctx, evReady, "", true); err != nil {
 			return // cancelled while starting
 		}
 		if prompt != "" {
-			if _, _, err := r.m.cfg.Store.AddUserMessage(ctx, r.id, "initial-"+r.id, prompt); err != nil {
+			err := r.m.persist(ctx, "store initial prompt", r.id, func(ctx context.Context) error {
+				_, _, err := r.m.cfg.Store.AddUserMessage(ctx, r.id, "initial-"+r.id, prompt)
+				return err
+			})
+			if err != nil {
 				r.m.log.Error("store initial prompt", "session", r.id, "err", err)
 			}
 		}
@@ -169,7 +163,7 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 		r.exec = exec
 	}
 	r.mu.Unlock()
-	r.m.goTracked(func() { r.watch(exec, texec, co, coDone) })
+	r.m.goTracked(func() { r.watch(exec, texec, co, coDone, sink) })
 	if stopping {
 		// Cancelled while the agent was starting: do not keep it.
 		_ = exec.Close()
@@ -178,37 +172,47 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 	return nil
 }
 
-// watch waits for an execution to end. An agent that exits on its own
-// fails the session; the stream is flushed and the tracker retires what
-// the execution owned either way.
-func (r *run) watch(exec *agent.Execution, texec tracker.Exec, co *coalescer.Coalescer, coDone <-chan struct{}) {
+// watch waits for an execution to end. The stream is flushed, what the
+// execution left open is finished (failed when the agent died on its own,
+// cancelled when herd stopped it), the tracker retires what the execution
+// owned, and an agent that exited on its own fails the session.
+func (r *run) watch(exec *agent.Execution, texec tracker.Exec, co *coalescer.Coalescer, coDone <-chan struct{}, sink *sink) {
 	<-exec.Done()
 	co.Close()
 	<-coDone
+	r.mu.Lock()
+	stopping := r.stopping
+	r.mu.Unlock()
+	crashed := !stopping && exec.Err() != nil
+	status := shared.MessageCancelled
+	if crashed {
+		status = shared.MessageFailed
+	}
+	sink.end(status)
 	r.m.tr.Detach(texec)
 	r.mu.Lock()
 	if r.exec == exec {
 		r.exec, r.co = nil, nil
 	}
-	stopping := r.stopping
 	for id, w := range r.waiting {
 		close(w.answer)
 		delete(r.waiting, id)
 	}
 	r.mu.Unlock()
-	if !stopping && exec.Err() != nil {
-		r.fail(r.m.ctx, []shared.SessionState{shared.SessionStarting, shared.SessionRunning, shared.SessionWaitingForInput}, exec.Err())
+	if crashed {
+		r.fail(r.m.ctx, exec.Err())
 	}
 }
 
-// fail moves the session to FAILED with a message a person can act on.
-func (r *run) fail(ctx context.Context, from []shared.SessionState, err error) {
+// fail moves the session to FAILED with a message a person can act on. A
+// session that has ended meanwhile stays as it is.
+func (r *run) fail(ctx context.Context, err error) {
 	msg := err.Error()
 	if len(msg) > shared.MaxErrorPreviewBytes*4 {
 		msg = strings.ToValidUTF8(msg[:shared.MaxErrorPreviewBytes*4], "")
 	}
 	r.m.log.Info("session failed", "session", r.id, "err", err)
-	_, _ = r.transition(ctx, from, shared.SessionFailed, msg)
+	_, _ = r.transition(ctx, evFail, storable(msg), true) // a conflict: it ended otherwise; anything else is logged
 }
 
 // stop tears the execution down; the session keeps its state.

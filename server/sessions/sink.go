@@ -12,7 +12,15 @@ import (
 )
 
 // sink persists and publishes what one execution's coalescer hands it. It
-// runs only on the coalescer's goroutine, which owns its fields.
+// runs only on the coalescer's goroutine, which owns its fields, and after
+// that goroutine has ended, on the execution's watcher (end).
+//
+// Every write is persisted through Manager.persist: while the database is
+// unavailable the sink waits, and with it the coalescer and the agent
+// whose output it is, so nothing the agent said is dropped or stored out
+// of order. A message a write could not store at all (the manager shut
+// down during an outage) is broken: its later bytes are not stored after
+// the hole, and it ends failed.
 type sink struct {
 	r *run
 	// open are the streaming messages by coalescer key, with their text so
@@ -20,19 +28,30 @@ type sink struct {
 	open map[string]*streaming
 	// order is the open keys in the order their messages were opened.
 	order []string
-	// tools maps an agent tool call id to its message id.
-	tools map[string]string
+	// tools maps an agent tool call id to its message.
+	tools map[string]*toolMessage
 	// plan is the message id of the execution's plan, once it has one.
 	plan string
 }
 
+// streaming is a message whose text is still arriving.
 type streaming struct {
 	msg  shared.Message
 	text strings.Builder
+	// broken says a write of the message failed for good; msg.ID is empty
+	// when even its first bytes could not be stored.
+	broken bool
+}
+
+// toolMessage is the message of one agent tool call.
+type toolMessage struct {
+	id string
+	// done says the call has reached its final status.
+	done bool
 }
 
 func newSink(r *run) *sink {
-	return &sink{r: r, open: make(map[string]*streaming), tools: make(map[string]string)}
+	return &sink{r: r, open: make(map[string]*streaming), tools: make(map[string]*toolMessage)}
 }
 
 // askRequest is a coalescer barrier carrying an agent request to persist;
@@ -42,11 +61,51 @@ type askRequest struct {
 	done chan shared.Message
 }
 
+// storable makes agent text storable in every database: PostgreSQL's text
+// cannot hold NUL, so it becomes U+FFFD on both, and the transcript reads
+// the same whichever database holds it.
+func storable(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// ctx is the context of the sink's writes: the manager's, so a write
+// blocked by an outage gives up at shutdown (see Manager.persist).
+func (s *sink) ctx() context.Context { return s.r.m.ctx }
+
+// append stores a new message under an id named in advance, so that a
+// retry after a lost answer finds it instead of storing it twice.
+func (s *sink) append(what string, in store.NewMessage) (shared.Message, error) {
+	in.ID = store.NewID()
+	var msg shared.Message
+	err := s.r.m.persist(s.ctx(), what, s.r.id, func(ctx context.Context) error {
+		var err error
+		msg, err = s.r.m.cfg.Store.AppendMessage(ctx, in)
+		return err
+	})
+	if err != nil {
+		s.r.m.log.Error(what, "session", s.r.id, "err", err)
+	}
+	return msg, err
+}
+
+// update stores a change to a message.
+func (s *sink) update(what, messageID string, u store.MessageUpdate) (shared.Message, error) {
+	var msg shared.Message
+	err := s.r.m.persist(s.ctx(), what, s.r.id, func(ctx context.Context) error {
+		var err error
+		msg, err = s.r.m.cfg.Store.UpdateMessage(ctx, s.r.id, messageID, u)
+		return err
+	})
+	if err != nil {
+		s.r.m.log.Error(what, "session", s.r.id, "err", err)
+	}
+	return msg, err
+}
+
 func (s *sink) handle(out coalescer.Output) {
-	// The coalescer's final flush runs after shutdown has begun; what it
-	// hands over must still be persisted.
-	ctx := context.WithoutCancel(s.r.m.ctx)
-	st := s.r.m.cfg.Store
 	pub := s.r.m.pub
 	switch out.Op {
 	case coalescer.OpOpen:
@@ -54,45 +113,64 @@ func (s *sink) handle(out coalescer.Output) {
 		if out.Kind == coalescer.KindThinking {
 			typ = shared.MessageThinking
 		}
-		msg, err := st.AppendMessage(ctx, store.NewMessage{SessionID: s.r.id, Type: typ, Content: out.Text, Status: shared.MessageStreaming})
-		if err != nil {
-			s.r.m.log.Error("store streamed message", "session", s.r.id, "err", err)
-			return
-		}
-		m := &streaming{msg: msg}
-		m.text.WriteString(out.Text)
+		text := storable(out.Text)
+		m := &streaming{}
 		s.open[out.Key] = m
 		s.order = append(s.order, out.Key)
+		msg, err := s.append("store streamed message", store.NewMessage{SessionID: s.r.id, Type: typ, Content: text, Status: shared.MessageStreaming})
+		if err != nil {
+			m.broken = true
+			return
+		}
+		m.msg = msg
+		m.text.WriteString(text)
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageAdded, msg, false)
 		if typ == shared.MessageAgent {
 			s.r.m.mark(s.r.taskID) // a newer agent response clears the task's error
 		}
 	case coalescer.OpAppend:
 		m := s.open[out.Key]
-		if m == nil {
+		if m == nil || m.broken {
+			return // nothing is stored after a hole
+		}
+		text, offset := storable(out.Text), m.text.Len()
+		err := s.r.m.persist(s.ctx(), "append streamed text", s.r.id, func(ctx context.Context) error {
+			return s.r.m.cfg.Store.AppendText(ctx, m.msg.ID, offset, text)
+		})
+		if err != nil {
+			s.r.m.log.Error("append streamed text", "session", s.r.id, "message", m.msg.ID, "err", err)
+			m.broken = true
 			return
 		}
-		if err := st.AppendText(ctx, m.msg.ID, out.Text); err != nil {
-			s.r.m.log.Error("append streamed text", "session", s.r.id, "err", err)
-			return
-		}
-		m.text.WriteString(out.Text)
+		m.text.WriteString(text)
 		m.msg.Content = m.text.String()
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, m.msg, true)
 	case coalescer.OpBarrier:
-		s.finishOpen(ctx)
-		s.barrier(ctx, out.Event)
+		s.finishOpen(shared.MessageComplete)
+		s.barrier(out.Event)
 	}
 }
 
-// finishOpen completes every streaming message; their final states travel
-// as semantic frames.
-func (s *sink) finishOpen(ctx context.Context) {
+// finishOpen ends every streaming message with status (a broken one as
+// failed); their final states travel as semantic frames.
+func (s *sink) finishOpen(status shared.MessageState) {
 	for _, key := range s.order {
 		m := s.open[key]
-		done, err := s.r.m.cfg.Store.FinishMessage(ctx, m.msg.ID, shared.MessageComplete)
+		if m.msg.ID == "" {
+			continue
+		}
+		final := status
+		if m.broken {
+			final = shared.MessageFailed
+		}
+		var done shared.Message
+		err := s.r.m.persist(s.ctx(), "finish streamed message", s.r.id, func(ctx context.Context) error {
+			var err error
+			done, err = s.r.m.cfg.Store.FinishMessage(ctx, m.msg.ID, final)
+			return err
+		})
 		if err != nil {
-			s.r.m.log.Error("finish streamed message", "session", s.r.id, "err", err)
+			s.r.m.log.Error("finish streamed message", "session", s.r.id, "message", m.msg.ID, "err", err)
 			continue
 		}
 		s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, done, false)
@@ -101,17 +179,35 @@ func (s *sink) finishOpen(ctx context.Context) {
 	s.order = s.order[:0]
 }
 
+// end finishes what the execution left open when it ended: streaming
+// messages and tool calls that never reached a final status end with
+// status (failed when the agent died, cancelled when herd stopped it), so
+// nothing reads as still streaming after its agent is gone. The coalescer
+// has flushed and returned; the caller owns the sink now.
+func (s *sink) end(status shared.MessageState) {
+	s.finishOpen(status)
+	for _, t := range s.tools {
+		if t.done {
+			continue
+		}
+		msg, err := s.update("end tool call", t.id, store.MessageUpdate{Status: &status})
+		if err != nil {
+			continue
+		}
+		t.done = true
+		s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, msg, false)
+	}
+}
+
 // barrier persists one ordered event.
-func (s *sink) barrier(ctx context.Context, ev any) {
-	st := s.r.m.cfg.Store
+func (s *sink) barrier(ev any) {
 	pub := s.r.m.pub
 	switch ev := ev.(type) {
 	case turnEnd:
 		close(ev.done)
 	case askRequest:
-		msg, err := st.AppendMessage(ctx, ev.msg)
+		msg, err := s.append("store agent request", ev.msg)
 		if err != nil {
-			s.r.m.log.Error("store agent request", "session", s.r.id, "err", err)
 			close(ev.done)
 			return
 		}
@@ -121,56 +217,60 @@ func (s *sink) barrier(ctx context.Context, ev any) {
 	case agent.Event:
 		switch ev.Kind {
 		case agent.EventToolCall, agent.EventToolCallUpdate:
-			s.tool(ctx, ev.Tool)
+			s.tool(ev.Tool)
 		case agent.EventPlan:
-			s.storePlan(ctx, ev.Plan)
+			s.storePlan(ev.Plan)
 		}
 	}
 }
 
 // tool stores a tool call or its update as one message per call.
-func (s *sink) tool(ctx context.Context, t *agent.ToolCall) {
+func (s *sink) tool(t *agent.ToolCall) {
 	if t == nil {
 		return
 	}
-	st := s.r.m.cfg.Store
 	meta := map[string]any{"tool_call_id": t.ID, "kind": t.Kind}
 	if t.Input != "" {
-		meta["input"] = t.Input
+		meta["input"] = storable(t.Input)
 	}
 	if t.Output != "" {
-		meta["output"] = t.Output
+		meta["output"] = storable(t.Output)
 	}
 	if len(t.Paths) > 0 {
-		meta["paths"] = t.Paths
+		paths := make([]string, len(t.Paths))
+		for i, p := range t.Paths {
+			paths[i] = storable(p)
+		}
+		meta["paths"] = paths
 	}
 	if t.Provenance != nil {
 		meta["provenance"] = t.Provenance.Meta()
 	}
 	status := toolStatus(t.Status)
-	if id, ok := s.tools[t.ID]; ok {
+	title := storable(t.Title)
+	final := status == shared.MessageComplete || status == shared.MessageFailed
+	if call, ok := s.tools[t.ID]; ok {
 		u := store.MessageUpdate{Metadata: meta}
 		if t.Status != "" {
 			u.Status = &status
 		}
-		if t.Title != "" {
-			u.Content = &t.Title
+		if title != "" {
+			u.Content = &title
 		}
-		msg, err := st.UpdateMessage(ctx, s.r.id, id, u)
+		msg, err := s.update("update tool call", call.id, u)
 		if err != nil {
-			s.r.m.log.Error("update tool call", "session", s.r.id, "err", err)
 			return
 		}
+		call.done = msg.Status == shared.MessageComplete || msg.Status == shared.MessageFailed
 		// A call still running is an intermediate state; its end is final.
 		s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, msg, msg.Status == shared.MessageStreaming)
 		return
 	}
-	msg, err := st.AppendMessage(ctx, store.NewMessage{SessionID: s.r.id, Type: shared.MessageToolCall, Content: t.Title, Status: status, Metadata: meta})
+	msg, err := s.append("store tool call", store.NewMessage{SessionID: s.r.id, Type: shared.MessageToolCall, Content: title, Status: status, Metadata: meta})
 	if err != nil {
-		s.r.m.log.Error("store tool call", "session", s.r.id, "err", err)
 		return
 	}
-	s.tools[t.ID] = msg.ID
+	s.tools[t.ID] = &toolMessage{id: msg.ID, done: final}
 	s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageAdded, msg, false)
 }
 
@@ -189,26 +289,25 @@ func toolStatus(s agent.ToolStatus) shared.MessageState {
 }
 
 // storePlan keeps one plan message per execution, replaced as it changes.
-func (s *sink) storePlan(ctx context.Context, entries []agent.PlanEntry) {
+func (s *sink) storePlan(entries []agent.PlanEntry) {
 	var text strings.Builder
 	items := make([]map[string]any, len(entries))
 	for i, e := range entries {
-		items[i] = map[string]any{"content": e.Content, "priority": e.Priority, "status": e.Status}
-		text.WriteString("- [" + e.Status + "] " + e.Content + "\n")
+		content := storable(e.Content)
+		items[i] = map[string]any{"content": content, "priority": e.Priority, "status": e.Status}
+		text.WriteString("- [" + e.Status + "] " + content + "\n")
 	}
 	content := text.String()
 	meta := map[string]any{"entries": items}
-	st := s.r.m.cfg.Store
 	if s.plan != "" {
-		msg, err := st.UpdateMessage(ctx, s.r.id, s.plan, store.MessageUpdate{Content: &content, Metadata: meta})
+		msg, err := s.update("update plan", s.plan, store.MessageUpdate{Content: &content, Metadata: meta})
 		if err == nil {
 			s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, msg, false)
 		}
 		return
 	}
-	msg, err := st.AppendMessage(ctx, store.NewMessage{SessionID: s.r.id, Type: shared.MessagePlan, Content: content, Status: shared.MessageComplete, Metadata: meta})
+	msg, err := s.append("store plan", store.NewMessage{SessionID: s.r.id, Type: shared.MessagePlan, Content: content, Status: shared.MessageComplete, Metadata: meta})
 	if err != nil {
-		s.r.m.log.Error("store plan", "session", s.r.id, "err", err)
 		return
 	}
 	s.plan = msg.ID
@@ -245,10 +344,10 @@ func (r *run) RequestPermission(ctx context.Context, req agent.PermissionRequest
 	options := make([]map[string]any, len(req.Options))
 	ids := make([]string, len(req.Options))
 	for i, o := range req.Options {
-		options[i] = map[string]any{"option_id": o.ID, "name": o.Name, "kind": o.Kind}
+		options[i] = map[string]any{"option_id": o.ID, "name": storable(o.Name), "kind": o.Kind}
 		ids[i] = o.ID
 	}
-	title := req.ToolCall.Title
+	title := storable(req.ToolCall.Title)
 	if title == "" {
 		title = "The agent asks for permission"
 	}
@@ -262,12 +361,14 @@ func (r *run) RequestPermission(ctx context.Context, req agent.PermissionRequest
 // clarification.respond.
 func (r *run) Clarify(ctx context.Context, req agent.ClarificationRequest) (string, error) {
 	return r.ask(ctx, shared.MessageClarificationRequest, nil, store.NewMessage{
-		Type: shared.MessageClarificationRequest, Content: req.Question,
+		Type: shared.MessageClarificationRequest, Content: storable(req.Question),
 	})
 }
 
 // ask stores an agent request through the coalescer, so it follows
-// everything the agent said before it, and waits for the answer.
+// everything the agent said before it, and waits for the answer. A request
+// that ends unanswered (the agent withdrew it, or the session stopped) is
+// stored as cancelled, so no summary keeps asking for it.
 func (r *run) ask(ctx context.Context, kind shared.MessageType, options []string, msg store.NewMessage) (string, error) {
 	co := r.coalescer()
 	if co == nil {
@@ -288,19 +389,39 @@ func (r *run) ask(ctx context.Context, kind shared.MessageType, options []string
 	if err := co.Barrier(ctx, askRequest{msg: msg, done: done}); err != nil {
 		return "", err
 	}
+	if _, stored := <-done; !stored {
+		return "", errors.New("the request could not be stored")
+	}
 	select {
 	case answer, ok := <-w.answer:
-		if !ok {
-			return "", errors.New("session stopped")
+		if ok {
+			return answer, nil
 		}
-		return answer, nil
+		r.withdraw(pendingID)
+		return "", errors.New("session stopped")
 	case <-ctx.Done():
-		// The agent withdrew the request (its turn was cancelled).
-		cancelled := shared.MessageCancelled
-		if stored, err := r.m.cfg.Store.ResolveRequest(r.m.ctx, r.id, pendingID, cancelled, nil); err == nil {
-			r.m.pub.PublishSession(r.id, shared.NotifySessionMessageUpdated, stored, false)
-			r.m.mark(r.taskID)
-		}
+		// The agent withdrew the request (its turn was cancelled), or its
+		// execution is ending.
+		r.withdraw(pendingID)
 		return "", ctx.Err()
 	}
+}
+
+// withdraw stores an unanswered request as cancelled. A request answered
+// meanwhile is resolved already and stays so.
+func (r *run) withdraw(pendingID string) {
+	var stored shared.Message
+	err := r.m.persist(r.m.ctx, "cancel agent request", r.id, func(ctx context.Context) error {
+		var err error
+		stored, err = r.m.cfg.Store.ResolveRequest(ctx, r.id, pendingID, shared.MessageCancelled, nil)
+		return err
+	})
+	if err != nil {
+		if shared.ErrorCode(err) != shared.CodeNotFound {
+			r.m.log.Error("cancel agent request", "session", r.id, "err", err)
+		}
+		return
+	}
+	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageUpdated, stored, false)
+	r.m.mark(r.taskID)
 }

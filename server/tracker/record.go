@@ -190,6 +190,21 @@ func (r *record) detachLocked(exec uint64) {
 	}
 }
 
+// cancelWorkLocked retires every live registration, the tombstones and
+// the ownership of background tool calls and their children.
+func (r *record) cancelWorkLocked() {
+	for k := range r.work {
+		r.unregisterLocked(k)
+	}
+	clear(r.tombs)
+	r.tombOrder = r.tombOrder[:0]
+	for id, t := range r.tools {
+		if t.owner != ownerForeground {
+			delete(r.tools, id)
+		}
+	}
+}
+
 // frameLocked applies one frame of execution exec.
 func (r *record) frameLocked(exec uint64, caps Capabilities, f Frame) {
 	attested := caps.AttestsBackground && f.Attested

@@ -294,6 +294,21 @@ func (t *Tracker) withClaim(c Claim, f func(*record)) bool {
 	return ok
 }
 
+// Cancel retires every background registration of the session (its
+// subagents, background shells and monitors) and what their tool calls
+// owned, as an explicit cancellation's full cleanup (spec 000): the agent
+// stops that work without reporting each piece's end. The claim and the
+// attached executions stay; the turn settles as usual.
+func (t *Tracker) Cancel(sessionID string) {
+	r := t.acquire(sessionID, "", false)
+	if r == nil {
+		return
+	}
+	before := r.viewLocked()
+	r.cancelWorkLocked()
+	t.release(r, before)
+}
+
 // Remove forgets a session at once (it was deleted): its record is
 // detached whatever it holds, outstanding claims and executions become
 // stale, and its queued publications are dropped.
