@@ -51,7 +51,8 @@ type edge struct {
 
 // lifecycle is the session state machine, one entry per event. FAILED and
 // CANCELLED are final; COMPLETED and IDLE accept prompts as
-// WAITING_FOR_INPUT does.
+// WAITING_FOR_INPUT does. No event enters IDLE: herd does not stop idle
+// agents, but a database written by one that does stays promptable.
 var lifecycle = map[event]edge{
 	evStart:        {from: states(shared.SessionCreated), to: shared.SessionStarting},
 	evReady:        {from: states(shared.SessionStarting), to: shared.SessionWaitingForInput},

@@ -50,9 +50,9 @@ var outages = map[string]func(t *testing.T) outage{
 	},
 }
 
-// outageRig is a manager with the mock agent over a database that can go
+// sessionRig is a manager with the mock agent over a database that can go
 // away, and one idle session of a task.
-type outageRig struct {
+type sessionRig struct {
 	outage
 	m       *Manager
 	pub     *recorder
@@ -60,7 +60,7 @@ type outageRig struct {
 	session shared.Session
 }
 
-func newOutageRig(t *testing.T, db string) *outageRig {
+func newSessionRig(t *testing.T, db string) *sessionRig {
 	t.Helper()
 	ctx := context.Background()
 	o := outages[db](t)
@@ -69,7 +69,7 @@ func newOutageRig(t *testing.T, db string) *outageRig {
 	task, err := o.st.CreateTask(ctx, shared.TaskCreateRequest{WorkspaceID: ws.ID, Title: "t"})
 	require.NoError(t, err)
 	mock := agent.Profile{ID: agent.MockProfileID, Name: "Mock", Provider: "mock", Command: mustBuildHerd(t), Args: []string{"mock-agent"}}
-	rig := &outageRig{outage: o, pub: &recorder{}, reg: prometheus.NewRegistry()}
+	rig := &sessionRig{outage: o, pub: &recorder{}, reg: prometheus.NewRegistry()}
 	rig.m, err = New(Config{
 		Store:      o.st,
 		Profile:    func(context.Context, string) (agent.Profile, error) { return mock, nil },
@@ -86,7 +86,7 @@ func newOutageRig(t *testing.T, db string) *outageRig {
 }
 
 // waitState waits until the stored session is in state.
-func (rig *outageRig) waitState(t *testing.T, state shared.SessionState) {
+func (rig *sessionRig) waitState(t *testing.T, state shared.SessionState) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		s, err := rig.st.GetSession(context.Background(), rig.session.ID)
@@ -95,7 +95,7 @@ func (rig *outageRig) waitState(t *testing.T, state shared.SessionState) {
 }
 
 // settled counts the session's settled turns.
-func (rig *outageRig) settled() int {
+func (rig *sessionRig) settled() int {
 	rig.pub.mu.Lock()
 	defer rig.pub.mu.Unlock()
 	n := 0
@@ -108,7 +108,7 @@ func (rig *outageRig) settled() int {
 }
 
 // retried returns how many session writes found the database unavailable.
-func (rig *outageRig) retried(t *testing.T) float64 {
+func (rig *sessionRig) retried(t *testing.T) float64 {
 	t.Helper()
 	families, err := rig.reg.Gather()
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func counterValue(ms []*dto.Metric) float64 {
 }
 
 // transcript returns the session's messages.
-func (rig *outageRig) transcript(t *testing.T) []shared.Message {
+func (rig *sessionRig) transcript(t *testing.T) []shared.Message {
 	t.Helper()
 	msgs, _, err := rig.st.ListMessages(context.Background(), rig.session.ID, 0, 500)
 	require.NoError(t, err)
@@ -154,7 +154,7 @@ func TestStreamThroughADatabaseOutageIsStoredWhole(t *testing.T) {
 	for db := range outages {
 		t.Run(db, func(t *testing.T) {
 			ctx := context.Background()
-			rig := newOutageRig(t, db)
+			rig := newSessionRig(t, db)
 			const chunks = 3000
 			_, err := rig.m.AddMessage(ctx, rig.session.ID, "c-stream", fmt.Sprintf("/scenario stream %d 1", chunks))
 			require.NoError(t, err)
@@ -218,7 +218,7 @@ func TestTurnEndingDuringADatabaseOutageSettles(t *testing.T) {
 	for db := range outages {
 		t.Run(db, func(t *testing.T) {
 			ctx := context.Background()
-			rig := newOutageRig(t, db)
+			rig := newSessionRig(t, db)
 			_, err := rig.m.AddMessage(ctx, rig.session.ID, "c-sleep", "/scenario sleep 500")
 			require.NoError(t, err)
 			_, err = rig.m.AddMessage(ctx, rig.session.ID, "c-next", "next")
