@@ -48,8 +48,10 @@ type Envelope struct {
 }
 
 // DecodeRequest parses one client frame. It rejects frames that are not
-// valid UTF-8, not a JSON object, not a request, or that lack a valid id or
-// action, returning an *Error with code bad_request. On error the returned
+// valid UTF-8, not a JSON object, not a request, that lack a valid id or
+// action, or whose strings hold a NUL character (\u0000, which PostgreSQL
+// cannot store, so no database behaves differently), returning an *Error
+// with code bad_request. On error the returned
 // envelope still carries whatever id could be read, so the error can be
 // correlated.
 func DecodeRequest(frame []byte) (Envelope, error) {
@@ -85,8 +87,27 @@ func DecodeRequest(frame []byte) (Envelope, error) {
 		return Envelope{ID: id, Action: env.Action}, Errorf(CodeBadRequest, "type must be %q, got %q", TypeRequest, env.Type)
 	case env.Action == "":
 		return Envelope{ID: id}, Errorf(CodeBadRequest, "action is missing")
+	case hasNULEscape(frame):
+		return Envelope{ID: id, Action: env.Action}, Errorf(CodeBadRequest, "strings must not contain the NUL character (\\u0000)")
 	}
 	return env, nil
+}
+
+// hasNULEscape reports whether a valid JSON text has a \u0000 escape in a
+// string. A raw NUL cannot appear in valid JSON, and a backslash only
+// inside strings, so each escape is read as a pair without tracking
+// strings.
+func hasNULEscape(frame []byte) bool {
+	for i := 0; i < len(frame)-1; i++ {
+		if frame[i] != '\\' {
+			continue
+		}
+		if frame[i+1] == 'u' && i+6 <= len(frame) && string(frame[i+2:i+6]) == "0000" {
+			return true
+		}
+		i++ // the escaped character
+	}
+	return false
 }
 
 // DecodePayload unmarshals a request payload into T. An absent or null

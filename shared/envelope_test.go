@@ -86,6 +86,19 @@ var decodeRequestCases = []requestCase{
 		frame:   `{"id":"c-1","type":"request","action":"message.add","payload":{"content":"` + "\xff\xfe" + `"}}`,
 		wantErr: true, errHas: "UTF-8",
 	},
+	{
+		name:    "NUL in a payload string",
+		frame:   `{"id":"c-1","type":"request","action":"message.add","payload":{"content":"a\u0000b"}}`,
+		wantErr: true, errHas: "NUL", errID: "c-1",
+	},
+	{
+		name:  "an escaped backslash before u0000 is not NUL",
+		frame: `{"id":"c-1","type":"request","action":"ping","payload":{"path":"C:\\u0000"}}`,
+		want: shared.Envelope{
+			ID: "c-1", Type: shared.TypeRequest, Action: shared.ActionPing,
+			Payload: json.RawMessage(`{"path":"C:\\u0000"}`),
+		},
+	},
 	{name: "empty frame", frame: "", wantErr: true, errHas: "JSON"},
 	{name: "malformed JSON", frame: `{"id":"c-1","type":"request",`, wantErr: true, errHas: "JSON"},
 	{name: "single-quoted JSON", frame: `{'id':'c-1'}`, wantErr: true, errHas: "JSON"},

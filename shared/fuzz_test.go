@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -30,6 +31,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"id":"c-1","type":"request","action":"ping","ts":"yesterday"}`,
 		`{"id":"c-1","type":"request","action":"ping","payload":`,
 		`{"id":"c-1","type":"request","action":"ping"}` + "\x00",
+		`{"id":"c-1","type":"request","action":"ping","payload":{"a\u0000":"\\u0000"}}`,
 		"\xef\xbb\xbf" + `{"id":"c-1","type":"request","action":"ping"}`,
 		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[`,
 	} {
@@ -63,6 +65,10 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		if !json.Valid(frame) {
 			t.Fatalf("DecodeRequest(%q) accepted a frame that is not a single JSON value", frame)
+		}
+		var decoded any
+		if err := json.Unmarshal(frame, &decoded); err != nil || holdsNUL(decoded) {
+			t.Fatalf("DecodeRequest(%q) accepted a frame with a NUL character in a string (%v)", frame, err)
 		}
 
 		// An accepted request re-encodes to a frame that decodes the same.
@@ -116,6 +122,28 @@ func FuzzDecodePayload(f *testing.F) {
 			t.Fatalf("DecodePayload(%q) error = %#v, want a *shared.Error with code bad_request and a message", raw, err)
 		}
 	})
+}
+
+// holdsNUL reports whether a decoded JSON value has a NUL character in
+// any string, key or value.
+func holdsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.IndexByte(v, 0) >= 0
+	case []any:
+		for _, e := range v {
+			if holdsNUL(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if strings.IndexByte(k, 0) >= 0 || holdsNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // compact returns raw without insignificant whitespace; nil stays nil.
