@@ -73,7 +73,7 @@ func TestPageArrivesWithTaskRows(t *testing.T) {
 // With a token, a page is never rendered for a request without it,
 // whatever the request accepts; the app's static files stay public.
 func TestPagesRequireTheToken(t *testing.T) {
-	srv := startServer(t, web.Static, "s3cret")
+	srv := startServer(t, web.Static, "s3cret-s3cret-s3cret")
 	base := "http://" + srv.Addr()
 	for _, accept := range []string{"", "text/html", "*/*"} {
 		status, page := getPage(t, base+"/", http.Header{"Accept": {accept}})
@@ -85,7 +85,7 @@ func TestPagesRequireTheToken(t *testing.T) {
 	status, _ = getPage(t, base+"/manifest.webmanifest", nil)
 	require.Equal(t, http.StatusOK, status)
 
-	status, page := getPage(t, base+"/", http.Header{"Cookie": {"herd_token=s3cret"}})
+	status, page := getPage(t, base+"/", http.Header{"Cookie": {"herd_token=s3cret-s3cret-s3cret"}})
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, page, `class="task-row`)
 }
