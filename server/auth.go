@@ -1,11 +1,14 @@
 package server
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"html/template"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -17,51 +20,115 @@ import (
 // Authorization header on a WebSocket upgrade.
 const tokenCookie = "herd_token"
 
-// authorized reports whether the request carries the configured token.
-// Without a configured token every request is authorized.
-func (s *Server) authorized(r *http.Request) bool {
+// access is the verdict on the token a request presents.
+type access struct {
+	// granted: the token is right, or the server has none.
+	granted bool
+	// wrongCookie: the token came in a cookie and was wrong, so the
+	// cookie is cleared rather than sent again with every request.
+	wrongCookie bool
+	// wait, when positive, is how long the client is blocked for having
+	// failed too often; its token was not looked at.
+	wait time.Duration
+}
+
+// authenticate judges the request's token under the per-client limit on
+// failed attempts. The Bearer header wins over the cookie.
+func (s *Server) authenticate(r *http.Request) access {
 	if s.cfg.Token == "" {
-		return true
+		return access{granted: true}
 	}
+	token, fromCookie := "", false
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		return tokenEqual(strings.TrimPrefix(h, "Bearer "), s.cfg.Token)
+		token = strings.TrimPrefix(h, "Bearer ")
+	} else if ck, err := r.Cookie(tokenCookie); err == nil {
+		token, fromCookie = ck.Value, true
+	} else {
+		return access{} // no token, no try spent
 	}
-	if ck, err := r.Cookie(tokenCookie); err == nil {
-		return tokenEqual(ck.Value, s.cfg.Token)
-	}
-	return false
+	right, wait := s.checkToken(r, token)
+	return access{granted: right, wrongCookie: fromCookie && !right && wait == 0, wait: wait}
 }
 
-func tokenEqual(got, want string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+// checkToken compares a presented token with the configured one, charging
+// a wrong one to the request's client. The comparison is of digests in
+// constant time, so that not even the token's length shows in its timing.
+func (s *Server) checkToken(r *http.Request, token string) (right bool, wait time.Duration) {
+	return s.authLimit.attempt(clientKey(r.RemoteAddr), func() bool {
+		got, want := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(s.cfg.Token))
+		return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	})
 }
 
-// requireToken refuses unauthenticated API and WebSocket requests.
+// requireToken refuses API, WebSocket and metrics requests without the
+// right token.
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if !s.authorized(c.Request()) {
-			return c.JSON(http.StatusUnauthorized, shared.Errorf(shared.CodeUnauthorized,
-				"a token is required: send Authorization: Bearer <token> or log in at /login"))
+		a := s.authenticate(c.Request())
+		switch {
+		case a.granted:
+			return next(c)
+		case a.wait > 0:
+			return rateLimited(c, a.wait)
 		}
-		return next(c)
+		if a.wrongCookie {
+			clearTokenCookie(c)
+		}
+		return c.JSON(http.StatusUnauthorized, shared.Errorf(shared.CodeUnauthorized,
+			"a token is required: send Authorization: Bearer <token> or log in at /login"))
 	}
 }
 
 // redirectToLogin guards the web app's pages, which the server renders
 // with data: without the token, a page request is sent to the login page.
-// The app's static files (publicAsset) stay open; they hold no data, and
+// The app's static files (publicAsset) stay open, unchecked so that a
+// stale cookie does not spend a try per file; they hold no data, and
 // browsers fetch the manifest and its icons without credentials.
 func (s *Server) redirectToLogin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if s.authorized(r) || publicAsset(r.URL.Path) {
+		if publicAsset(r.URL.Path) {
 			return next(c)
 		}
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		a := s.authenticate(r)
+		page := r.Method == http.MethodGet || r.Method == http.MethodHead
+		switch {
+		case a.granted:
+			return next(c)
+		case a.wait > 0 && page:
+			setRetryAfter(c, a.wait)
+			return s.renderLogin(c, http.StatusTooManyRequests, tooManyTries(a.wait))
+		case a.wait > 0:
+			return rateLimited(c, a.wait)
+		}
+		if a.wrongCookie {
+			clearTokenCookie(c)
+		}
+		if page {
 			return c.Redirect(http.StatusSeeOther, "/login")
 		}
 		return c.JSON(http.StatusUnauthorized, shared.Errorf(shared.CodeUnauthorized, "log in at /login first"))
 	}
+}
+
+// rateLimited answers 429 rate_limited to a client blocked for wait.
+func rateLimited(c echo.Context, wait time.Duration) error {
+	setRetryAfter(c, wait)
+	return c.JSON(http.StatusTooManyRequests, shared.Errorf(shared.CodeRateLimited, "%s", tooManyTries(wait)))
+}
+
+// setRetryAfter tells a blocked client when its next try is allowed, in
+// whole seconds rounded up.
+func setRetryAfter(c echo.Context, wait time.Duration) {
+	c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(retrySeconds(wait)))
+}
+
+func retrySeconds(wait time.Duration) int {
+	return max(1, int(math.Ceil(wait.Seconds())))
+}
+
+func tooManyTries(wait time.Duration) string {
+	return fmt.Sprintf("Too many wrong tokens from your address: try again in %d s.", retrySeconds(wait))
 }
 
 // publicAsset reports whether a path is one of the web app's static files.
@@ -74,45 +141,9 @@ func publicAsset(path string) bool {
 	return strings.HasPrefix(path, "/web/")
 }
 
-// loginAttempts limits failed logins to slow down token guessing.
-var loginAttempts = &failureWindow{limit: 10, window: time.Minute}
-
-// failureWindow counts failures in a fixed time window.
-type failureWindow struct {
-	limit  int
-	window time.Duration
-
-	mu    sync.Mutex // guards start and count
-	start time.Time
-	count int
-}
-
-// blocked reports whether the limit is reached in the current window.
-func (f *failureWindow) blocked(now time.Time) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if now.Sub(f.start) > f.window {
-		f.start, f.count = now, 0
-	}
-	return f.count >= f.limit
-}
-
-func (f *failureWindow) fail(now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if now.Sub(f.start) > f.window {
-		f.start, f.count = now, 0
-	}
-	f.count++
-}
-
 // login checks a token sent as JSON {"token": …} or as a form field and
 // sets the token cookie. A form post is redirected to the app.
 func (s *Server) login(c echo.Context) error {
-	now := time.Now()
-	if loginAttempts.blocked(now) {
-		return c.JSON(http.StatusTooManyRequests, shared.Errorf(shared.CodeRateLimited, "too many failed logins; wait a minute"))
-	}
 	var body struct {
 		Token string `json:"token" form:"token"`
 	}
@@ -127,23 +158,39 @@ func (s *Server) login(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, shared.Empty{})
 	}
-	if !tokenEqual(body.Token, s.cfg.Token) {
-		loginAttempts.fail(now)
-		if isForm {
-			return s.renderLogin(c, http.StatusUnauthorized, "That token is not right.")
-		}
+	right, wait := s.checkToken(c.Request(), body.Token)
+	switch {
+	case wait > 0 && isForm:
+		setRetryAfter(c, wait)
+		return s.renderLogin(c, http.StatusTooManyRequests, tooManyTries(wait))
+	case wait > 0:
+		return rateLimited(c, wait)
+	case !right && isForm:
+		return s.renderLogin(c, http.StatusUnauthorized, "That token is not right.")
+	case !right:
 		return c.JSON(http.StatusUnauthorized, shared.Errorf(shared.CodeUnauthorized, "wrong token"))
 	}
-	c.SetCookie(&http.Cookie{
-		Name: tokenCookie, Value: body.Token, Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.Request().TLS != nil,
-		MaxAge: int((30 * 24 * time.Hour).Seconds()),
-	})
+	setTokenCookie(c, body.Token, int((30 * 24 * time.Hour).Seconds()))
 	if isForm {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
 	return c.JSON(http.StatusOK, shared.Empty{})
 }
+
+// setTokenCookie sets the token cookie, kept from scripts (HttpOnly), from
+// other sites' requests (SameSite=Strict) and, over TLS, from plain HTTP.
+// A negative maxAge deletes it.
+func setTokenCookie(c echo.Context, value string, maxAge int) {
+	c.SetCookie(&http.Cookie{
+		Name: tokenCookie, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.Request().TLS != nil,
+	})
+}
+
+// clearTokenCookie deletes a wrong token cookie, so that a browser holding
+// a stale token (after the token changed) spends one try, not one per
+// request, and is not locked out before it reaches the login page.
+func clearTokenCookie(c echo.Context) { setTokenCookie(c, "", -1) }
 
 func (s *Server) loginPage(c echo.Context) error {
 	return s.renderLogin(c, http.StatusOK, "")

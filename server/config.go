@@ -19,8 +19,12 @@ type Config struct {
 	// DatabaseURL selects PostgreSQL ("postgres://…") or a SQLite file;
 	// empty means SQLite under DataDir (--database-url, HERD_DATABASE_URL).
 	DatabaseURL string
-	// Token, when set, is required by /ws and /api (--token, HERD_TOKEN).
+	// Token, when set, is required by /ws, /api, the web app's pages and
+	// /metrics (--token, HERD_TOKEN); at least MinTokenLength bytes.
 	Token string
+	// MetricsPublic serves /metrics without the token, for a scraper that
+	// cannot send one (--metrics-public, HERD_METRICS_PUBLIC).
+	MetricsPublic bool
 	// AllowedOrigins are extra browser origins allowed to open /ws, as host
 	// patterns such as "app.example.com" (--allowed-origin, HERD_ALLOWED_ORIGINS).
 	AllowedOrigins []string
@@ -67,6 +71,11 @@ type Config struct {
 	ClaudeBackgroundPromptHandoff bool
 }
 
+// MinTokenLength is the shortest token accepted, in bytes: with the
+// per-client limit on failed attempts, guessing 16 random bytes is out of
+// reach.
+const MinTokenLength = 16
+
 // FeatureClaudeBackgroundPromptHandoff names the experiment in boot
 // responses' server features.
 const FeatureClaudeBackgroundPromptHandoff = "claude_background_prompt_handoff"
@@ -83,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if !isLoopback(host) && c.Token == "" {
 		return fmt.Errorf("--addr %q is reachable beyond this machine: set --token (HERD_TOKEN) to require a token, or bind 127.0.0.1", c.Addr)
+	}
+	if err := validToken(c.Token); err != nil {
+		return err
 	}
 	if c.DatabaseURL == "" && c.DataDir == "" {
 		return fmt.Errorf("--data-dir is required when --database-url is not set")
@@ -102,6 +114,26 @@ func (c Config) Validate() error {
 	for _, o := range c.AllowedOrigins {
 		if strings.TrimSpace(o) == "" {
 			return fmt.Errorf("--allowed-origin must not be empty")
+		}
+	}
+	return nil
+}
+
+// validToken refuses a token that is short enough to guess or that cannot
+// travel unchanged in an Authorization header and a cookie (Go drops
+// quotes, semicolons and backslashes from cookie values, so a browser
+// would log in and then be refused). The messages never quote the token.
+func validToken(token string) error {
+	const advice = "make one with `openssl rand -base64 24`"
+	if token == "" {
+		return nil
+	}
+	if len(token) < MinTokenLength {
+		return fmt.Errorf("--token (HERD_TOKEN) is shorter than %d bytes: %s", MinTokenLength, advice)
+	}
+	for i := 0; i < len(token); i++ {
+		if b := token[i]; b <= ' ' || b >= 0x7f || b == '"' || b == ';' || b == '\\' {
+			return fmt.Errorf("--token (HERD_TOKEN) may hold only printable ASCII without spaces, quotes, semicolons or backslashes, so that it fits a header and a cookie: %s", advice)
 		}
 	}
 	return nil

@@ -52,23 +52,23 @@ func TestNonLoopbackAddressRequiresToken(t *testing.T) {
 		_, err := server.New(server.Config{Addr: addr, DataDir: t.TempDir()}, server.Options{})
 		require.NoError(t, err, addr)
 	}
-	_, err := server.New(server.Config{Addr: "0.0.0.0:0", DataDir: t.TempDir(), Token: "s3cret"}, server.Options{})
+	_, err := server.New(server.Config{Addr: "0.0.0.0:0", DataDir: t.TempDir(), Token: "s3cret-s3cret-s3cret"}, server.Options{})
 	require.NoError(t, err)
 }
 
 func TestTokenGuardsWebSocketAndAPI(t *testing.T) {
-	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.Token = "s3cret" })
+	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.Token = "s3cret-s3cret-s3cret" })
 	base := "http://" + srv.Addr()
 
 	require.Equal(t, http.StatusUnauthorized, httpGet(t, base+"/api/v1/workspaces", nil).StatusCode)
 	require.Equal(t, http.StatusUnauthorized, httpGet(t, base+"/api/v1/workspaces", http.Header{"Authorization": {"Bearer wrong"}}).StatusCode)
-	require.Equal(t, http.StatusOK, httpGet(t, base+"/api/v1/workspaces", http.Header{"Authorization": {"Bearer s3cret"}}).StatusCode)
+	require.Equal(t, http.StatusOK, httpGet(t, base+"/api/v1/workspaces", http.Header{"Authorization": {"Bearer s3cret-s3cret-s3cret"}}).StatusCode)
 	require.Equal(t, http.StatusOK, httpGet(t, base+"/healthz", nil).StatusCode, "probes stay open")
 
 	_, resp, err := websocket.Dial(t.Context(), "ws://"+srv.Addr()+"/ws", nil)
 	require.Error(t, err)
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	MustDial(t, srv, http.Header{"Authorization": {"Bearer s3cret"}}).call("ping", nil)
+	MustDial(t, srv, http.Header{"Authorization": {"Bearer s3cret-s3cret-s3cret"}}).call("ping", nil)
 
 	// A browser logs in once and then carries the cookie.
 	form := url.Values{"token": {"wrong"}}
@@ -76,7 +76,7 @@ func TestTokenGuardsWebSocketAndAPI(t *testing.T) {
 	require.NoError(t, err)
 	r.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, r.StatusCode)
-	r, err = http.Post(base+"/api/v1/login", "application/json", strings.NewReader(`{"token":"s3cret"}`))
+	r, err = http.Post(base+"/api/v1/login", "application/json", strings.NewReader(`{"token":"s3cret-s3cret-s3cret"}`))
 	require.NoError(t, err)
 	r.Body.Close()
 	require.Equal(t, http.StatusOK, r.StatusCode)
@@ -88,6 +88,8 @@ func TestTokenGuardsWebSocketAndAPI(t *testing.T) {
 	}
 	require.NotNil(t, cookie)
 	require.True(t, cookie.HttpOnly)
+	require.Equal(t, http.SameSiteStrictMode, cookie.SameSite)
+	require.False(t, cookie.Secure, "plain HTTP cannot carry a Secure cookie")
 	MustDial(t, srv, http.Header{"Cookie": {cookie.String()}}).call("ping", nil)
 }
 

@@ -31,7 +31,15 @@ func (s *Server) routes() *echo.Echo {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
+	// Metrics tell how busy the server is and which actions fail, so they
+	// are guarded like the API unless a scraper that cannot send the token
+	// needs them open.
+	metrics := echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if s.cfg.MetricsPublic {
+		e.GET("/metrics", metrics)
+	} else {
+		e.GET("/metrics", metrics, s.requireToken)
+	}
 	e.GET("/ws", s.websocket, s.requireToken)
 	e.GET("/login", s.loginPage)
 	e.POST("/api/v1/login", s.login)

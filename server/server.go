@@ -40,6 +40,9 @@ type Options struct {
 	// BeforeReady, when set, runs as the last start-up step, before the
 	// server reports ready. Tests use it to observe the not-ready window.
 	BeforeReady func(context.Context) error
+	// Now is the clock of the limit on failed token attempts; nil means
+	// time.Now. Tests step it instead of waiting.
+	Now func() time.Time
 	// AgentBinary is the herd binary that runs `herd mock-agent` for the
 	// built-in mock profile; empty means the running executable.
 	AgentBinary string
@@ -56,6 +59,9 @@ type Server struct {
 	http     *http.Server
 	ln       net.Listener
 	serveErr chan error
+
+	// authLimit limits failed token attempts per client.
+	authLimit *authLimiter
 
 	ready     atomic.Bool
 	gateway   atomic.Pointer[gateway.Gateway] // set once start-up work is done
@@ -92,6 +98,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if cfg.NoUI {
 		opts.UI = nil
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	if opts.AgentBinary == "" {
 		self, err := os.Executable()
 		if err != nil {
@@ -113,6 +122,8 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	s.profiles, s.builtinCount = append(builtins, configured...), len(builtins)
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.authLimit = newAuthLimiter(opts.Now, authFailureBurst, authFailureRefill, authMaxClients)
+	s.registry.MustRegister(s.authLimit.collectors()...)
 	s.echo = s.routes()
 	s.http = &http.Server{
 		Handler:           s.echo,

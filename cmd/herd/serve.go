@@ -4,15 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +22,7 @@ import (
 
 // serve runs `herd serve`.
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
-	cfg, logOpts, err := parseServeFlags(args, stderr)
+	cfg, logOpts, err := parseServeFlags(args, stderr, os.LookupEnv)
 	if err != nil {
 		return err
 	}
@@ -56,63 +53,53 @@ type logOptions struct {
 	format string
 }
 
-// parseServeFlags reads flags, each defaulting to its HERD_* environment
-// variable, and validates the result.
-func parseServeFlags(args []string, stderr io.Writer) (server.Config, logOptions, error) {
-	fs := flag.NewFlagSet("herd serve", flag.ContinueOnError)
+// parseServeFlags reads flags and their HERD_* environment mirrors (through
+// lookup) into one configuration and validates it.
+func parseServeFlags(args []string, stderr io.Writer, lookup func(string) (string, bool)) (server.Config, logOptions, error) {
+	fs := newEnvFlags("herd serve")
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: herd serve [flags]
+
+Each flag can also be set by the environment variable in parentheses
+after it; a flag on the command line wins over the variable. Prefer the
+environment for secrets: a command line is visible to every local user.
+
+`)
+		fs.PrintDefaults()
+	}
 	var cfg server.Config
 	var lo logOptions
 	var origins string
-	var envErrs []error
-	env := func(name, def string) string { return envString(name, def) }
-	envBool := func(name string, def bool) bool {
-		v, err := envParsed(name, def, strconv.ParseBool)
-		envErrs = append(envErrs, err)
-		return v
-	}
-	envInt := func(name string, def int) int {
-		v, err := envParsed(name, def, strconv.Atoi)
-		envErrs = append(envErrs, err)
-		return v
-	}
-	envDuration := func(name string, def time.Duration) time.Duration {
-		v, err := envParsed(name, def, time.ParseDuration)
-		envErrs = append(envErrs, err)
-		return v
-	}
-	fs.StringVar(&cfg.Addr, "addr", env("HERD_ADDR", "127.0.0.1:8080"), "listen address `host:port` (HERD_ADDR)")
-	fs.StringVar(&cfg.DataDir, "data-dir", env("HERD_DATA_DIR", "./data"), "data `directory` for the embedded SQLite database (HERD_DATA_DIR)")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", env("HERD_DATABASE_URL", ""), "PostgreSQL `url` (postgres://…); empty uses SQLite in --data-dir (HERD_DATABASE_URL)")
-	fs.StringVar(&cfg.Token, "token", env("HERD_TOKEN", ""), "access `token` required by /ws and /api; mandatory off loopback (HERD_TOKEN)")
-	fs.StringVar(&origins, "allowed-origin", env("HERD_ALLOWED_ORIGINS", ""), "comma-separated extra browser `origins` allowed to open /ws (HERD_ALLOWED_ORIGINS)")
-	fs.BoolVar(&cfg.NoUI, "no-ui", envBool("HERD_NO_UI", false), "serve only the API, without the web app (HERD_NO_UI)")
-	fs.StringVar(&cfg.AgentsFile, "agents-file", env("HERD_AGENTS_FILE", ""), "JSON `file` of extra agent profiles (HERD_AGENTS_FILE)")
-	fs.BoolVar(&cfg.Demo, "demo", envBool("HERD_DEMO", true), "seed a demo workspace when the database has none (HERD_DEMO)")
-	fs.BoolVar(&cfg.ClaudeBackgroundPromptHandoff, "feature-claude-background-prompt-handoff",
-		envBool("HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF", false),
-		"experiment: show Claude sessions working in the background as such; restart to change (HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF)")
-	fs.IntVar(&cfg.AgentNice, "agent-nice", envInt("HERD_AGENT_NICE", 19),
-		"`niceness` of agents and what they run (0 to 19): busy agents yield the CPU to the server (HERD_AGENT_NICE)")
-	fs.DurationVar(&cfg.GitSlowInterval, "git-slow-interval", envDuration("HERD_GIT_SLOW_INTERVAL", 30*time.Second),
-		"git observation `interval` of a task with a running session (HERD_GIT_SLOW_INTERVAL)")
-	fs.DurationVar(&cfg.GitFastInterval, "git-fast-interval", envDuration("HERD_GIT_FAST_INTERVAL", 2*time.Second),
-		"git observation `interval` of the session a browser shows in front (HERD_GIT_FAST_INTERVAL)")
-	fs.IntVar(&cfg.GitWorkers, "git-workers", envInt("HERD_GIT_WORKERS", 4), "git observations running at once, at most (HERD_GIT_WORKERS)")
-	fs.StringVar(&cfg.GitHubWebhookSecret, "github-webhook-secret", env("HERD_GITHUB_WEBHOOK_SECRET", ""),
-		"`secret` of the GitHub webhook; empty disables POST /api/v1/github/webhook (HERD_GITHUB_WEBHOOK_SECRET)")
-	fs.StringVar(&cfg.GitHubToken, "github-token", env("HERD_GITHUB_TOKEN", ""),
-		"GitHub `token` for polling pull requests when webhooks cannot reach this server; empty leaves polling off (HERD_GITHUB_TOKEN)")
-	fs.StringVar(&cfg.GitHubAPIURL, "github-api-url", env("HERD_GITHUB_API_URL", ""), "GitHub REST API `url` for polling; empty means https://api.github.com (HERD_GITHUB_API_URL)")
-	fs.DurationVar(&cfg.GitHubPollInterval, "github-poll-interval", envDuration("HERD_GITHUB_POLL_INTERVAL", time.Minute),
-		"pause between GitHub polling rounds (HERD_GITHUB_POLL_INTERVAL)")
-	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("HERD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown `limit` (HERD_SHUTDOWN_TIMEOUT)")
-	fs.StringVar(&lo.level, "log-level", env("HERD_LOG_LEVEL", "info"), "log `level`: debug, info, warn, error (HERD_LOG_LEVEL)")
-	fs.StringVar(&lo.format, "log-format", env("HERD_LOG_FORMAT", "text"), "log `format`: text or json (HERD_LOG_FORMAT)")
-	if err := fs.Parse(args); err != nil {
-		return cfg, lo, err
-	}
-	if err := errors.Join(envErrs...); err != nil {
+	fs.stringVar(&cfg.Addr, "addr", "HERD_ADDR", "127.0.0.1:8080", "listen address `host:port`")
+	fs.stringVar(&cfg.DataDir, "data-dir", "HERD_DATA_DIR", "./data", "data `directory` for the embedded SQLite database")
+	fs.stringVar(&cfg.DatabaseURL, "database-url", "HERD_DATABASE_URL", "", "PostgreSQL `url` (postgres://…); empty uses SQLite in --data-dir")
+	fs.stringVar(&cfg.Token, "token", "HERD_TOKEN", "",
+		"access `token` (at least 16 bytes) required by /ws, /api, the pages and /metrics; mandatory off loopback")
+	fs.boolVar(&cfg.MetricsPublic, "metrics-public", "HERD_METRICS_PUBLIC", false, "serve /metrics without the token")
+	fs.stringVar(&origins, "allowed-origin", "HERD_ALLOWED_ORIGINS", "", "comma-separated extra browser `origins` allowed to open /ws")
+	fs.boolVar(&cfg.NoUI, "no-ui", "HERD_NO_UI", false, "serve only the API, without the web app")
+	fs.stringVar(&cfg.AgentsFile, "agents-file", "HERD_AGENTS_FILE", "", "JSON `file` of extra agent profiles")
+	fs.boolVar(&cfg.Demo, "demo", "HERD_DEMO", true, "seed a demo workspace when the database has none")
+	fs.boolVar(&cfg.ClaudeBackgroundPromptHandoff, "feature-claude-background-prompt-handoff", "HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF", false,
+		"experiment: show Claude sessions working in the background as such; restart to change")
+	fs.intVar(&cfg.AgentNice, "agent-nice", "HERD_AGENT_NICE", 19,
+		"`niceness` of agents and what they run (0 to 19): busy agents yield the CPU to the server")
+	fs.durationVar(&cfg.GitSlowInterval, "git-slow-interval", "HERD_GIT_SLOW_INTERVAL", 30*time.Second,
+		"git observation `interval` of a task with a running session")
+	fs.durationVar(&cfg.GitFastInterval, "git-fast-interval", "HERD_GIT_FAST_INTERVAL", 2*time.Second,
+		"git observation `interval` of the session a browser shows in front")
+	fs.intVar(&cfg.GitWorkers, "git-workers", "HERD_GIT_WORKERS", 4, "git observations running at once, at most")
+	fs.stringVar(&cfg.GitHubWebhookSecret, "github-webhook-secret", "HERD_GITHUB_WEBHOOK_SECRET", "",
+		"`secret` of the GitHub webhook; empty disables POST /api/v1/github/webhook")
+	fs.stringVar(&cfg.GitHubToken, "github-token", "HERD_GITHUB_TOKEN", "",
+		"GitHub `token` for polling pull requests when webhooks cannot reach this server; empty leaves polling off")
+	fs.stringVar(&cfg.GitHubAPIURL, "github-api-url", "HERD_GITHUB_API_URL", "", "GitHub REST API `url` for polling; empty means https://api.github.com")
+	fs.durationVar(&cfg.GitHubPollInterval, "github-poll-interval", "HERD_GITHUB_POLL_INTERVAL", time.Minute, "pause between GitHub polling rounds")
+	fs.durationVar(&cfg.ShutdownTimeout, "shutdown-timeout", "HERD_SHUTDOWN_TIMEOUT", 10*time.Second, "graceful shutdown `limit`")
+	fs.stringVar(&lo.level, "log-level", "HERD_LOG_LEVEL", "info", "log `level`: debug, info, warn, error")
+	fs.stringVar(&lo.format, "log-format", "HERD_LOG_FORMAT", "text", "log `format`: text or json")
+	if err := fs.parse(args, lookup); err != nil {
 		return cfg, lo, err
 	}
 	if fs.NArg() > 0 {
@@ -165,25 +152,4 @@ func wasmDigest(static fs.FS) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:6])
-}
-
-// envString returns the environment variable, or def when it is unset.
-func envString(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
-		return v
-	}
-	return def
-}
-
-// envParsed parses the environment variable, or returns def when it is unset.
-func envParsed[T any](name string, def T, parse func(string) (T, error)) (T, error) {
-	v, ok := os.LookupEnv(name)
-	if !ok {
-		return def, nil
-	}
-	parsed, err := parse(v)
-	if err != nil {
-		return def, fmt.Errorf("%s=%q: %w", name, v, err)
-	}
-	return parsed, nil
 }
