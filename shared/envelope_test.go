@@ -400,6 +400,12 @@ var (
 		"id", "session_id", "task_id", "seq", "type", "content", "status",
 		"pending_id", "client_message_id", "metadata", "append_from", "created_at", "updated_at",
 	}
+	// metadataKeys are the metadata fields of each message type.
+	toolCallMetadataKeys   = []string{"tool_call_id", "kind", "input", "output", "paths", "provenance"}
+	permissionMetadataKeys = []string{
+		"tool_call_id", "kind", "options", "options[].option_id", "options[].name", "options[].kind", "selected_option_id",
+	}
+	planMetadataKeys = []string{"entries", "entries[].content", "entries[].priority", "entries[].status"}
 )
 
 var (
@@ -459,13 +465,42 @@ func fullMessage() shared.Message {
 		ID: "m-9", SessionID: "s-1", TaskID: "t-1", Seq: 9,
 		Type: shared.MessagePermissionRequest, Content: "Run `go test ./...`?", Status: shared.MessagePending,
 		PendingID: "p-3", ClientMessageID: "cm-5",
-		Metadata: map[string]any{"options": []any{
-			map[string]any{"option_id": "allow", "name": "Allow once", "kind": "allow_once"},
-			map[string]any{"option_id": "deny", "name": "Deny", "kind": "reject_once"},
+		Metadata: &shared.MessageMetadata{ToolCallID: "call-4", Kind: "execute", Options: []shared.PermissionOption{
+			{OptionID: "allow", Name: "Allow once", Kind: "allow_once"},
+			{OptionID: "deny", Name: "Deny", Kind: "reject_once"},
 		}},
 		AppendFrom: &appendFrom,
 		CreatedAt:  createdAt,
 		UpdatedAt:  updatedAt,
+	}
+}
+
+// toolCallMessage is a tool call with every metadata field a tool call
+// carries.
+func toolCallMessage() shared.Message {
+	return shared.Message{
+		ID: "m-10", SessionID: "s-1", TaskID: "t-1", Seq: 10,
+		Type: shared.MessageToolCall, Content: "Edit main.go", Status: shared.MessageComplete,
+		Metadata: &shared.MessageMetadata{
+			ToolCallID: "call-4", Kind: "edit",
+			Input: `{"file_path":"main.go"}`, Output: "diff main.go\n",
+			Paths:      []string{"main.go"},
+			Provenance: json.RawMessage(`{"claudeCode":{"toolName":"Edit"}}`),
+		},
+		CreatedAt: createdAt, UpdatedAt: updatedAt,
+	}
+}
+
+// planMessage is a plan with its entries.
+func planMessage() shared.Message {
+	return shared.Message{
+		ID: "m-11", SessionID: "s-1", TaskID: "t-1", Seq: 11,
+		Type: shared.MessagePlan, Content: "- [completed] Read the code\n- [in_progress] Fix the bug\n", Status: shared.MessageComplete,
+		Metadata: &shared.MessageMetadata{Entries: []shared.PlanEntry{
+			{Content: "Read the code", Priority: "high", Status: "completed"},
+			{Content: "Fix the bug", Priority: "medium", Status: "in_progress"},
+		}},
+		CreatedAt: createdAt, UpdatedAt: updatedAt,
 	}
 }
 
@@ -477,6 +512,13 @@ func TestWireGolden(t *testing.T) {
 		{"task_status_summary.json", fullSummary()},
 		{"task.json", fullTask()},
 		{"message.json", fullMessage()},
+		{"message_tool_call.json", toolCallMessage()},
+		{"message_plan.json", planMessage()},
+		{"turn_started.json", shared.TurnStartedEvent{SessionID: "s-1", TurnID: "m-8", MessageID: "m-8"}},
+		{"turn_settled.json", shared.TurnSettledEvent{SessionID: "s-1", TurnID: "m-8", Outcome: shared.TurnCancelled}},
+		{"queue_changed.json", shared.QueueChangedEvent{SessionID: "s-1", Queue: []shared.QueuedPrompt{{
+			ID: "m-12", SessionID: "s-1", ClientMessageID: "cm-6", Content: "then run the tests", CreatedAt: createdAt,
+		}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -512,12 +554,30 @@ func TestWireFieldNamesMatchProtocol(t *testing.T) {
 		{"status_summary", fullSummary(), summaryKeys},
 		{"task", fullTask(), taskKeys},
 		{"session", fullSession(), sessionKeys},
-		// metadata is free-form per message type.
+		// metadata differs per message type: see below.
 		{"message", fullMessage(), messageKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assertKeys(t, wireKeys(t, tc.v, "metadata"), tc.want)
+		})
+	}
+	resolved := fullMessage()
+	resolved.Metadata.SelectedOptionID = "allow"
+	metadata := []struct {
+		name string
+		v    *shared.MessageMetadata
+		want []string
+	}{
+		{"tool call metadata", toolCallMessage().Metadata, toolCallMetadataKeys},
+		{"permission metadata", resolved.Metadata, permissionMetadataKeys},
+		{"plan metadata", planMessage().Metadata, planMetadataKeys},
+		{"clarification metadata", &shared.MessageMetadata{Answer: "yes"}, []string{"answer"}},
+	}
+	for _, tc := range metadata {
+		t.Run(tc.name, func(t *testing.T) {
+			// provenance is the adapter's own object, passed through.
+			assertKeys(t, wireKeys(t, tc.v, "provenance"), tc.want)
 		})
 	}
 }

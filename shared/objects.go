@@ -169,8 +169,10 @@ type Message struct {
 	PendingID string `json:"pending_id,omitempty"`
 	// ClientMessageID is the client's idempotency key for user messages.
 	ClientMessageID string `json:"client_message_id,omitempty"`
-	// Metadata holds type-specific fields (a permission request's options).
-	Metadata map[string]any `json:"metadata,omitempty"`
+	// Metadata holds type-specific fields (a permission request's options,
+	// a tool call's input and output, a plan's entries); absent when the
+	// message has none.
+	Metadata *MessageMetadata `json:"metadata,omitempty"`
 	// AppendFrom, on a session.message.updated only, is the byte offset into
 	// the UTF-8 content at which Content starts; absent means Content is whole.
 	AppendFrom *int      `json:"append_from,omitempty"`

@@ -405,9 +405,9 @@ func decode[T any](raw json.RawMessage) (T, bool) {
 	return v, true
 }
 
-// sameJSON compares two metadata maps by their encodings.
-func sameJSON(a, b map[string]any) bool {
-	if len(a) == 0 && len(b) == 0 {
+// sameJSON compares two messages' metadata by their encodings.
+func sameJSON(a, b *shared.MessageMetadata) bool {
+	if a == nil && b == nil {
 		return true
 	}
 	ja, _ := json.Marshal(a)

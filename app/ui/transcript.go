@@ -157,7 +157,8 @@ func reasoningLabel(m shared.Message) string {
 
 // renderTool draws a tool call card with its collapsible input and output.
 func (v *sessionView) renderTool(m shared.Message) app.UI {
-	input, output := metaString(m.Metadata, "input"), metaString(m.Metadata, "output")
+	meta := metadataOf(m)
+	input, output := meta.Input, meta.Output
 	return app.Div().Class("card", "tool-card").Body(
 		app.Div().Class("card-head").Body(
 			app.Span().Class("tool-title").Text(m.Content),
@@ -172,21 +173,11 @@ func (v *sessionView) renderTool(m shared.Message) app.UI {
 	)
 }
 
-// permissionOption is one answer a permission request offers.
-type permissionOption struct{ ID, Name string }
-
 // renderPermission draws a permission request with one button per option;
 // once answered it says which option was chosen.
 func (v *sessionView) renderPermission(m shared.Message) app.UI {
-	var opts []permissionOption
-	if raw, ok := m.Metadata["options"].([]any); ok {
-		for _, o := range raw {
-			if om, ok := o.(map[string]any); ok {
-				opts = append(opts, permissionOption{ID: metaString(om, "option_id"), Name: metaString(om, "name")})
-			}
-		}
-	}
-	selected := metaString(m.Metadata, "selected_option_id")
+	meta := metadataOf(m)
+	opts, selected := meta.Options, meta.SelectedOptionID
 	pending := m.Status == shared.MessagePending
 	return app.Div().Class("card", "permission-card").Body(
 		app.Div().Class("card-head").Body(
@@ -197,9 +188,9 @@ func (v *sessionView) renderPermission(m shared.Message) app.UI {
 		app.Div().Class("permission-options").Body(
 			app.Range(opts).Slice(func(i int) app.UI {
 				o := opts[i]
-				b := app.Button().Class("permission-option").Type("button").DataSet("option-id", o.ID).
-					OnClick(v.onPermission(m.PendingID, o.ID)).Text(orText(o.Name, o.ID))
-				if o.ID == selected {
+				b := app.Button().Class("permission-option").Type("button").DataSet("option-id", o.OptionID).
+					OnClick(v.onPermission(m.PendingID, o.OptionID)).Text(orText(o.Name, o.OptionID))
+				if o.OptionID == selected {
 					b = b.Class("chosen").Aria("pressed", "true")
 				}
 				if !pending {
@@ -214,7 +205,7 @@ func (v *sessionView) renderPermission(m shared.Message) app.UI {
 // renderClarification draws a question with an answer box while it waits.
 func (v *sessionView) renderClarification(m shared.Message) app.UI {
 	pending := m.Status == shared.MessagePending
-	answer := metaString(m.Metadata, "answer")
+	answer := metadataOf(m).Answer
 	return app.Div().Class("card", "clarification-card").Body(
 		app.Div().Class("card-head").Body(
 			app.Span().Class("card-kind").Text("Question"),
@@ -291,10 +282,12 @@ func describeAction(err error) string {
 	return describe(err)
 }
 
-// metaString reads a string field of message metadata.
-func metaString(m map[string]any, key string) string {
-	s, _ := m[key].(string)
-	return s
+// metadataOf returns a message's metadata; none reads as empty.
+func metadataOf(m shared.Message) shared.MessageMetadata {
+	if m.Metadata == nil {
+		return shared.MessageMetadata{}
+	}
+	return *m.Metadata
 }
 
 func orText(s, fallback string) string {

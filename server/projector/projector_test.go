@@ -89,7 +89,7 @@ func TestPermissionStaysWhileAnUnrelatedToolCallCompletes(t *testing.T) {
 		require.Equal(t, shared.PendingPermission, db.stored(t, task.ID).PendingAction)
 
 		// Only resolving that same request clears it.
-		_, err = db.ResolveRequest(ctx, s.ID, "perm-1", shared.MessageComplete, map[string]any{"outcome": "allow"})
+		_, err = db.ResolveRequest(ctx, s.ID, "perm-1", shared.MessageComplete, &shared.MessageMetadata{SelectedOptionID: "allow"})
 		require.NoError(t, err)
 		markAndFlush(t, p, task.ID)
 		require.Equal(t, shared.PendingClarification, db.stored(t, task.ID).PendingAction)

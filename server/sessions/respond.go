@@ -11,19 +11,19 @@ import (
 // waiting on under pending_id, with one of its options.
 func (m *Manager) RespondPermission(ctx context.Context, req shared.PermissionRespondRequest) (shared.Message, error) {
 	return m.respond(ctx, req.SessionID, req.PendingID, shared.MessagePermissionRequest, req.OptionID,
-		map[string]any{"selected_option_id": req.OptionID})
+		&shared.MessageMetadata{SelectedOptionID: req.OptionID})
 }
 
 // RespondClarification answers the clarification question the session's
 // agent is waiting on under pending_id.
 func (m *Manager) RespondClarification(ctx context.Context, req shared.ClarificationRespondRequest) (shared.Message, error) {
 	return m.respond(ctx, req.SessionID, req.PendingID, shared.MessageClarificationRequest, req.Answer,
-		map[string]any{"answer": req.Answer})
+		&shared.MessageMetadata{Answer: req.Answer})
 }
 
 // respond resolves exactly the request named, then hands the answer to the
 // agent.
-func (m *Manager) respond(ctx context.Context, sessionID, pendingID string, kind shared.MessageType, answer string, meta map[string]any) (shared.Message, error) {
+func (m *Manager) respond(ctx context.Context, sessionID, pendingID string, kind shared.MessageType, answer string, meta *shared.MessageMetadata) (shared.Message, error) {
 	r, _, err := m.runOf(ctx, sessionID)
 	if err != nil {
 		return shared.Message{}, err

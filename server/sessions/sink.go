@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -229,22 +230,16 @@ func (s *sink) tool(t *agent.ToolCall) {
 	if t == nil {
 		return
 	}
-	meta := map[string]any{"tool_call_id": t.ID, "kind": t.Kind}
-	if t.Input != "" {
-		meta["input"] = storable(t.Input)
-	}
-	if t.Output != "" {
-		meta["output"] = storable(t.Output)
-	}
-	if len(t.Paths) > 0 {
-		paths := make([]string, len(t.Paths))
-		for i, p := range t.Paths {
-			paths[i] = storable(p)
-		}
-		meta["paths"] = paths
+	meta := &shared.MessageMetadata{ToolCallID: t.ID, Kind: t.Kind, Input: storable(t.Input), Output: storable(t.Output)}
+	for _, p := range t.Paths {
+		meta.Paths = append(meta.Paths, storable(p))
 	}
 	if t.Provenance != nil {
-		meta["provenance"] = t.Provenance.Meta()
+		raw, err := json.Marshal(t.Provenance.Meta())
+		if err != nil {
+			s.r.m.log.Error("encode tool call provenance", "session", s.r.id, "err", err)
+		}
+		meta.Provenance = raw
 	}
 	status := toolStatus(t.Status)
 	title := storable(t.Title)
@@ -291,14 +286,13 @@ func toolStatus(s agent.ToolStatus) shared.MessageState {
 // storePlan keeps one plan message per execution, replaced as it changes.
 func (s *sink) storePlan(entries []agent.PlanEntry) {
 	var text strings.Builder
-	items := make([]map[string]any, len(entries))
+	meta := &shared.MessageMetadata{Entries: make([]shared.PlanEntry, len(entries))}
 	for i, e := range entries {
 		content := storable(e.Content)
-		items[i] = map[string]any{"content": content, "priority": e.Priority, "status": e.Status}
+		meta.Entries[i] = shared.PlanEntry{Content: content, Priority: e.Priority, Status: e.Status}
 		text.WriteString("- [" + e.Status + "] " + content + "\n")
 	}
 	content := text.String()
-	meta := map[string]any{"entries": items}
 	if s.plan != "" {
 		msg, err := s.update("update plan", s.plan, store.MessageUpdate{Content: &content, Metadata: meta})
 		if err == nil {
@@ -341,10 +335,10 @@ func (r *run) OnEvent(ev agent.Event) {
 // RequestPermission implements agent.Handler: the request is stored (in
 // transcript order) and waits for permission.respond.
 func (r *run) RequestPermission(ctx context.Context, req agent.PermissionRequest) (string, error) {
-	options := make([]map[string]any, len(req.Options))
+	options := make([]shared.PermissionOption, len(req.Options))
 	ids := make([]string, len(req.Options))
 	for i, o := range req.Options {
-		options[i] = map[string]any{"option_id": o.ID, "name": storable(o.Name), "kind": o.Kind}
+		options[i] = shared.PermissionOption{OptionID: o.ID, Name: storable(o.Name), Kind: o.Kind}
 		ids[i] = o.ID
 	}
 	title := storable(req.ToolCall.Title)
@@ -353,7 +347,7 @@ func (r *run) RequestPermission(ctx context.Context, req agent.PermissionRequest
 	}
 	return r.ask(ctx, shared.MessagePermissionRequest, ids, store.NewMessage{
 		Type: shared.MessagePermissionRequest, Content: title,
-		Metadata: map[string]any{"options": options, "tool_call_id": req.ToolCall.ID, "kind": req.ToolCall.Kind},
+		Metadata: &shared.MessageMetadata{Options: options, ToolCallID: req.ToolCall.ID, Kind: req.ToolCall.Kind},
 	})
 }
 

@@ -46,19 +46,15 @@ type NewMessage struct {
 	// PendingID names the permission or clarification request; optional.
 	PendingID string
 	// Metadata holds type-specific fields; optional.
-	Metadata map[string]any
+	Metadata *shared.MessageMetadata
 }
 
 // AppendMessage appends a message to a session's transcript with the
 // session's next seq.
 func (s *Store) AppendMessage(ctx context.Context, in NewMessage) (shared.Message, error) {
-	meta := "{}"
-	if len(in.Metadata) > 0 {
-		b, err := json.Marshal(in.Metadata)
-		if err != nil {
-			return shared.Message{}, fmt.Errorf("encode message metadata: %w", err)
-		}
-		meta = string(b)
+	meta, err := encodeMetadata(in.Metadata)
+	if err != nil {
+		return shared.Message{}, err
 	}
 	id := in.ID
 	if id == "" {
@@ -68,7 +64,7 @@ func (s *Store) AppendMessage(ctx context.Context, in NewMessage) (shared.Messag
 		ID: id, SessionID: in.SessionID, Type: string(in.Type), Content: in.Content,
 		Status: string(in.Status), PendingID: optional(in.PendingID), Metadata: meta,
 	}
-	err := s.insertMessage(ctx, &row, nil)
+	err = s.insertMessage(ctx, &row, nil)
 	if in.ID != "" && isUniqueViolation(err) {
 		// An earlier attempt of this append committed.
 		var stored messageRow
@@ -380,7 +376,7 @@ func (s *Store) PendingRequests(ctx context.Context, sessionID string) ([]shared
 // request resolved (or another terminal status), merging metadata into its
 // metadata. Only a pending request of that session with that pending id
 // can be resolved.
-func (s *Store) ResolveRequest(ctx context.Context, sessionID, pendingID string, status shared.MessageState, metadata map[string]any) (shared.Message, error) {
+func (s *Store) ResolveRequest(ctx context.Context, sessionID, pendingID string, status shared.MessageState, metadata *shared.MessageMetadata) (shared.Message, error) {
 	var out shared.Message
 	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var row messageRow
@@ -394,19 +390,16 @@ func (s *Store) ResolveRequest(ctx context.Context, sessionID, pendingID string,
 		if out, err = row.toMessage(); err != nil {
 			return err
 		}
-		if out.Metadata == nil {
-			out.Metadata = map[string]any{}
+		if out.Metadata, err = mergeMetadata(out.Metadata, metadata); err != nil {
+			return err
 		}
-		for k, v := range metadata {
-			out.Metadata[k] = v
-		}
-		meta, err := json.Marshal(out.Metadata)
+		meta, err := encodeMetadata(out.Metadata)
 		if err != nil {
-			return fmt.Errorf("encode metadata: %w", err)
+			return err
 		}
 		out.Status, out.UpdatedAt = status, now()
 		return tx.Model(&messageRow{}).Where("id = ?", row.ID).Updates(map[string]any{
-			"status": string(status), "metadata": string(meta), "updated_at": out.UpdatedAt,
+			"status": string(status), "metadata": meta, "updated_at": out.UpdatedAt,
 		}).Error
 	})
 	return out, err
@@ -451,12 +444,12 @@ func (s *Store) MarkSent(ctx context.Context, messageID, token string) error {
 	return nil
 }
 
-// MessageUpdate changes a message; nil fields stay as they are, and
-// Metadata is merged into the stored metadata.
+// MessageUpdate changes a message; nil fields stay as they are, and the
+// fields Metadata sets replace the stored ones (see mergeMetadata).
 type MessageUpdate struct {
 	Status   *shared.MessageState
 	Content  *string
-	Metadata map[string]any
+	Metadata *shared.MessageMetadata
 }
 
 // UpdateMessage applies an update to a message of a session and returns
@@ -481,21 +474,16 @@ func (s *Store) UpdateMessage(ctx context.Context, sessionID, messageID string, 
 		if u.Content != nil {
 			out.Content = *u.Content
 		}
-		if len(u.Metadata) > 0 && out.Metadata == nil {
-			out.Metadata = map[string]any{}
+		if out.Metadata, err = mergeMetadata(out.Metadata, u.Metadata); err != nil {
+			return err
 		}
-		for k, v := range u.Metadata {
-			out.Metadata[k] = v
-		}
-		meta := []byte("{}")
-		if len(out.Metadata) > 0 {
-			if meta, err = json.Marshal(out.Metadata); err != nil {
-				return fmt.Errorf("encode metadata: %w", err)
-			}
+		meta, err := encodeMetadata(out.Metadata)
+		if err != nil {
+			return err
 		}
 		out.UpdatedAt = now()
 		err = tx.Model(&messageRow{}).Where("id = ?", messageID).Updates(map[string]any{
-			"status": string(out.Status), "content": out.Content, "metadata": string(meta), "updated_at": out.UpdatedAt,
+			"status": string(out.Status), "content": out.Content, "metadata": meta, "updated_at": out.UpdatedAt,
 		}).Error
 		if err != nil {
 			return fmt.Errorf("update message %s: %w", messageID, err)
@@ -556,4 +544,51 @@ func (s *Store) ReleaseClaim(ctx context.Context, messageID, token string) error
 		return fmt.Errorf("release claim on message %s: %w", messageID, res.Error)
 	}
 	return nil
+}
+
+// encodeMetadata is the stored form of a message's metadata: "{}" for none.
+func encodeMetadata(m *shared.MessageMetadata) (string, error) {
+	if m == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("encode message metadata: %w", err)
+	}
+	return string(b), nil
+}
+
+// mergeMetadata returns stored with every field update sets replaced: a
+// tool call's update that carries new output keeps the input it had. The
+// merge works on the JSON objects, so it needs no list of fields; an
+// empty result is no metadata.
+func mergeMetadata(stored, update *shared.MessageMetadata) (*shared.MessageMetadata, error) {
+	if update == nil {
+		return stored, nil
+	}
+	fields := map[string]json.RawMessage{}
+	for _, m := range []*shared.MessageMetadata{stored, update} {
+		if m == nil {
+			continue
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("encode message metadata: %w", err)
+		}
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return nil, fmt.Errorf("merge message metadata: %w", err)
+		}
+	}
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return nil, fmt.Errorf("encode message metadata: %w", err)
+	}
+	var out shared.MessageMetadata
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode message metadata: %w", err)
+	}
+	return &out, nil
 }

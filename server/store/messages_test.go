@@ -30,11 +30,11 @@ func TestMessagesTakeConsecutiveSeqs(t *testing.T) {
 		s := MustOpen(t, dialect)
 		session := mustSessionOfNewTask(t, s)
 		for i := range 3 {
-			m, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessageAgent, Content: "x", Status: shared.MessageComplete, Metadata: map[string]any{"i": i}})
+			m, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessageAgent, Content: "x", Status: shared.MessageComplete, Metadata: &shared.MessageMetadata{ToolCallID: fmt.Sprint(i)}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Seq != int64(i+1) || m.TaskID != session.TaskID || m.Metadata["i"] != float64(i) {
+			if m.Seq != int64(i+1) || m.TaskID != session.TaskID || m.Metadata == nil || m.Metadata.ToolCallID != fmt.Sprint(i) {
 				t.Fatalf("message %d = %+v", i, m)
 			}
 		}
@@ -381,13 +381,14 @@ func TestResolveRequestMatchesItsPendingID(t *testing.T) {
 		s := MustOpen(t, dialect)
 		session := mustSessionOfNewTask(t, s)
 		for _, id := range []string{"p-1", "p-2"} {
-			_, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessagePermissionRequest, Status: shared.MessagePending, PendingID: id, Metadata: map[string]any{"title": id}})
+			_, err := s.AppendMessage(ctx, NewMessage{SessionID: session.ID, Type: shared.MessagePermissionRequest, Status: shared.MessagePending, PendingID: id, Metadata: &shared.MessageMetadata{ToolCallID: "call-" + id, Kind: "execute"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, err := s.ResolveRequest(ctx, session.ID, "p-2", shared.MessageResolved, map[string]any{"option_id": "allow"})
-		if err != nil || got.PendingID != "p-2" || got.Status != shared.MessageResolved || got.Metadata["option_id"] != "allow" || got.Metadata["title"] != "p-2" {
+		got, err := s.ResolveRequest(ctx, session.ID, "p-2", shared.MessageResolved, &shared.MessageMetadata{SelectedOptionID: "allow"})
+		if err != nil || got.PendingID != "p-2" || got.Status != shared.MessageResolved || got.Metadata == nil ||
+			got.Metadata.SelectedOptionID != "allow" || got.Metadata.ToolCallID != "call-p-2" || got.Metadata.Kind != "execute" {
 			t.Fatalf("resolved = %+v, %v", got, err)
 		}
 		if _, err := s.ResolveRequest(ctx, session.ID, "p-2", shared.MessageResolved, nil); shared.ErrorCode(err) != shared.CodeNotFound {

@@ -1,0 +1,58 @@
+package shared
+
+import "encoding/json"
+
+// MessageMetadata holds a message's type-specific fields. Each message type
+// uses the fields its comment names; the others are absent. A message
+// without any has no metadata at all.
+type MessageMetadata struct {
+	// ToolCallID is the agent's id of the tool call (tool_call,
+	// permission_request).
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Kind is the ACP tool kind (tool_call, permission_request): read,
+	// edit, delete, move, search, execute, think, fetch, switch_mode or
+	// other.
+	Kind string `json:"kind,omitempty"`
+	// Input summarises the call's raw input as compact JSON, at most 2 KiB
+	// (tool_call).
+	Input string `json:"input,omitempty"`
+	// Output joins the text of the call's content and summarises its raw
+	// output, at most 2 KiB (tool_call).
+	Output string `json:"output,omitempty"`
+	// Paths lists the files the call touches (tool_call).
+	Paths []string `json:"paths,omitempty"`
+	// Provenance is the agent adapter's own account of where the call sits
+	// in its background work, as the adapter sent it in the call's _meta
+	// (tool_call); herd reads it only from adapters it trusts to attest it.
+	Provenance json.RawMessage `json:"provenance,omitempty"`
+	// Options are the choices a permission request offers
+	// (permission_request).
+	Options []PermissionOption `json:"options,omitempty"`
+	// SelectedOptionID is the option the person chose (a resolved
+	// permission_request).
+	SelectedOptionID string `json:"selected_option_id,omitempty"`
+	// Answer is the person's answer (a resolved clarification_request).
+	Answer string `json:"answer,omitempty"`
+	// Entries are the steps of the agent's plan, in order (plan).
+	Entries []PlanEntry `json:"entries,omitempty"`
+}
+
+// PermissionOption is one choice of a permission request.
+type PermissionOption struct {
+	// OptionID is what permission.respond sends back.
+	OptionID string `json:"option_id"`
+	// Name is the label the agent gave the choice ("Allow once").
+	Name string `json:"name"`
+	// Kind is the ACP option kind: allow_once, allow_always, reject_once
+	// or reject_always.
+	Kind string `json:"kind"`
+}
+
+// PlanEntry is one step of an agent's plan.
+type PlanEntry struct {
+	Content string `json:"content"`
+	// Priority is high, medium or low.
+	Priority string `json:"priority"`
+	// Status is pending, in_progress or completed.
+	Status string `json:"status"`
+}
