@@ -187,6 +187,8 @@ func (s *Server) startup(ctx context.Context) error {
 		return fmt.Errorf("start projector: %w", err)
 	}
 	s.projector = proj
+	// A read that finds a task without its summary row has it rebuilt.
+	st.OnMissingSummary(proj.Mark)
 	gitMetrics, err := gitwatch.NewMetrics(s.registry)
 	if err != nil {
 		return fmt.Errorf("register git metrics: %w", err)

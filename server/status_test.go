@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -184,4 +186,34 @@ func TestHeldTurnHandsOffToTheNextPromptWithTheExperimentOn(t *testing.T) {
 	got := transcript(t, c, session["id"])
 	assert.Contains(t, got, "agent:third")
 	assert.Contains(t, got, "agent:Background work finished.")
+}
+
+// A task whose summary row is lost is listed without a summary (never as
+// an empty one, which would read "no session"), and the read has the
+// summary rebuilt: followers get it with a revision above the lost one.
+func TestMissingSummaryIsRebuiltWhenRead(t *testing.T) {
+	dataDir := t.TempDir()
+	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.DataDir = dataDir })
+	owner := MustDial(t, srv, nil)
+	task, _ := newTaskSession(t, owner)
+	feed := follower(t, srv, task["workspace_id"])
+	held := awaitSummary(t, feed, task["id"], func(s map[string]any) bool {
+		p, _ := s["primary_session"].(map[string]any)
+		return p != nil && p["state"] == "WAITING_FOR_INPUT"
+	})
+
+	db, err := sql.Open("sqlite3", filepath.Join(dataDir, "herd.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec("DELETE FROM task_status_summaries WHERE task_id = ?", task["id"])
+	require.NoError(t, err)
+
+	listed := owner.call("task.list", map[string]any{"workspace_id": task["workspace_id"]})["tasks"].([]any)
+	require.Len(t, listed, 1)
+	assert.NotContains(t, listed[0].(map[string]any), "status_summary", "no summary rather than an empty one")
+	rebuilt := awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return true })
+	assert.Greater(t, rebuilt["revision"].(float64), held["revision"].(float64), "clients holding the lost revision take the rebuilt one")
+	assert.Equal(t, "WAITING_FOR_INPUT", rebuilt["primary_session"].(map[string]any)["state"])
+	got := owner.call("task.get", map[string]any{"task_id": task["id"]})["status_summary"].(map[string]any)
+	assert.Equal(t, rebuilt["revision"], got["revision"])
 }

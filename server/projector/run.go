@@ -182,8 +182,16 @@ func (p *Projector) project(ctx context.Context, ids []string, retry bool) (agai
 			p.unchanged.Add(1)
 			continue
 		}
+		now := p.now().UTC().Truncate(time.Microsecond)
 		next.Revision = src.Revision + 1
-		next.UpdatedAt = p.now().UTC().Truncate(time.Microsecond)
+		if src.Current == nil {
+			// The row went missing: clients may hold any revision it had.
+			// Restart above all of them from the clock in microseconds; a
+			// task's summaries are written one at a time, each taking
+			// longer than a microsecond, so no counter overtook the clock.
+			next.Revision = max(next.Revision, now.UnixMicro())
+		}
+		next.UpdatedAt = now
 		ok, err := p.st.WriteSummary(ctx, src.TaskID, src.WorkspaceID, src.Revision, next)
 		switch {
 		case err != nil:

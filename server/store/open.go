@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -96,6 +97,9 @@ type Store struct {
 	pools []*sql.DB
 	// appends group-commits AppendText calls.
 	appends appendQueue
+	// missingSummary is told of tasks read without a summary row (see
+	// OnMissingSummary).
+	missingSummary atomic.Pointer[func(taskID string)]
 }
 
 // Open opens the database cfg names, applies pending migrations and returns a

@@ -73,6 +73,7 @@ func (s *Store) ListTasks(ctx context.Context, q shared.TaskListRequest) (shared
 	if err != nil {
 		return shared.TaskListResponse{}, err
 	}
+	s.reportMissingSummaries(tasks)
 	resp.Tasks = tasks
 	return resp, nil
 }
@@ -119,8 +120,8 @@ func findTasks(query *gorm.DB, capacity int) ([]taskRow, error) {
 // withDetails converts rows to tasks carrying their repositories (in
 // position order) and status summaries, with one query for all repositories
 // and one for all summaries per maxIDsPerQuery tasks. A task whose summary
-// row is missing gets revision 0 stamped with the task's updated_at, which
-// any projected revision supersedes.
+// row is missing has none (StatusSummary nil): an empty summary would read
+// as "no session" whatever the task holds.
 func withDetails(ctx context.Context, db *gorm.DB, rows []taskRow) ([]shared.Task, error) {
 	tasks := make([]shared.Task, len(rows))
 	index := make(map[string]int, len(rows))
@@ -142,11 +143,6 @@ func withDetails(ctx context.Context, db *gorm.DB, rows []taskRow) ([]shared.Tas
 		}
 	}
 
-	for i := range tasks {
-		if tasks[i].StatusSummary == nil {
-			tasks[i].StatusSummary = &shared.TaskStatusSummary{UpdatedAt: tasks[i].UpdatedAt}
-		}
-	}
 	return tasks, nil
 }
 
@@ -247,4 +243,24 @@ func decodeCursor(cursor string) (createdAt time.Time, id string, err error) {
 		return time.Time{}, "", bad
 	}
 	return createdAt, id, nil
+}
+
+// OnMissingSummary registers fn to be told of every task that a read
+// (ListTasks, GetTask) found without a status summary row, so that the
+// summary can be rebuilt (the projector's Mark); such a task is returned
+// without a summary. A later call replaces fn.
+func (s *Store) OnMissingSummary(fn func(taskID string)) { s.missingSummary.Store(&fn) }
+
+// reportMissingSummaries tells the OnMissingSummary function of the tasks
+// without a summary.
+func (s *Store) reportMissingSummaries(tasks []shared.Task) {
+	fn := s.missingSummary.Load()
+	if fn == nil {
+		return
+	}
+	for _, t := range tasks {
+		if t.StatusSummary == nil {
+			(*fn)(t.ID)
+		}
+	}
 }

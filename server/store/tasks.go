@@ -120,7 +120,11 @@ func (s *Store) CreateTaskAs(ctx context.Context, id string, in shared.TaskCreat
 // GetTask returns the task with the given id, its repositories and its
 // status summary.
 func (s *Store) GetTask(ctx context.Context, id string) (shared.Task, error) {
-	return getTask(ctx, s.read, id)
+	task, err := getTask(ctx, s.read, id)
+	if err == nil {
+		s.reportMissingSummaries([]shared.Task{task})
+	}
+	return task, err
 }
 
 // UpdateTask changes the fields of in that are not nil and bumps the task's
