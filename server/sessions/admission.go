@@ -343,6 +343,15 @@ func (m *Manager) Cancel(ctx context.Context, sessionID string) (shared.Session,
 			}
 		}
 		m.tr.Cancel(r.id)
+		if session.State == shared.SessionRunning && !m.tr.View(r.id).Claimed {
+			// RUNNING with no turn holding the prompt claim: a turn's end
+			// that could not be stored (logged then). Cancelling settles
+			// it, and the queue runs.
+			if _, err := r.transition(ctx, evSettle, "", false); err != nil && shared.ErrorCode(err) != shared.CodeConflict {
+				return shared.Session{}, err
+			}
+			r.kick(ctx)
+		}
 		return m.cfg.Store.GetSession(ctx, sessionID)
 	case shared.SessionCreated, shared.SessionStarting:
 		s, err := r.transition(ctx, evCancel, "", false)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/coalescer"
+	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -117,4 +118,26 @@ func TestAgentNULIsStoredAsReplacementCharacter(t *testing.T) {
 			assert.Equal(t, []string{"a\uFFFDb\uFFFDc", "Read \uFFFD"}, got)
 		})
 	}
+}
+
+// A session left RUNNING with no turn behind it (its turn's end could not
+// be stored) is settled by session.cancel, without a restart, and its
+// queue runs.
+func TestCancelSettlesARunningSessionWithoutATurn(t *testing.T) {
+	ctx := context.Background()
+	rig := newSessionRig(t, "sqlite")
+	stuck, err := rig.st.Transition(ctx, rig.session.ID, states(shared.SessionWaitingForInput), shared.SessionRunning, "", store.Activity{})
+	require.NoError(t, err)
+	r, _, err := rig.m.runOf(ctx, rig.session.ID)
+	require.NoError(t, err)
+	r.remember(stuck) // as a turn's end that was never stored leaves it
+	queued, err := rig.m.AddMessage(ctx, rig.session.ID, "c-stuck", "behind the stuck turn")
+	require.NoError(t, err)
+	require.Equal(t, shared.OutcomeQueued, queued.Outcome)
+
+	s, err := rig.m.Cancel(ctx, rig.session.ID)
+	require.NoError(t, err)
+	assert.NotEqual(t, shared.SessionRunning, s.State)
+	require.Eventually(t, func() bool { return rig.settled() == 1 }, 20*time.Second, 10*time.Millisecond, "the queued prompt runs")
+	rig.waitState(t, shared.SessionWaitingForInput)
 }
