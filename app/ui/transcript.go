@@ -129,7 +129,7 @@ func (v *sessionView) renderMessage(m shared.Message) app.UI {
 		return el.Body(app.Details().Class("thinking").Body(
 			app.Summary().Text(reasoningLabel(m)),
 			app.Div().Class("message-text").Text(m.Content),
-		))
+		), cutOff(m))
 	case shared.MessageToolCall:
 		return el.Body(v.renderTool(m))
 	case shared.MessagePermissionRequest:
@@ -144,8 +144,21 @@ func (v *sessionView) renderMessage(m shared.Message) app.UI {
 			app.Div().Class("message-text", "plan-text").Text(m.Content),
 		)
 	default:
-		return el.Body(app.Div().Class("message-text").Text(m.Content))
+		return el.Body(app.Div().Class("message-text").Text(m.Content), cutOff(m))
 	}
+}
+
+// cutOff notes a streamed message that ended before its agent finished it:
+// failed when the agent died or herd stopped mid-stream, cancelled when
+// herd stopped the agent. Nothing for a message that ended normally.
+func cutOff(m shared.Message) app.UI {
+	switch m.Status {
+	case shared.MessageFailed:
+		return app.P().Class("message-note").Text("Cut off: the agent stopped before it finished this message.")
+	case shared.MessageCancelled:
+		return app.P().Class("message-note").Text("Stopped before the agent finished this message.")
+	}
+	return nil
 }
 
 func reasoningLabel(m shared.Message) string {
