@@ -12,12 +12,16 @@ import (
 // activityOf is what a session in state shows now, by the tracker's
 // policy.
 func (m *Manager) activityOf(sessionID string, state shared.SessionState) store.Activity {
-	return m.policy(m.tr.View(sessionID), state)
+	if !live(state) {
+		return store.Activity{}
+	}
+	fg, n := m.tr.Activity(sessionID, state)
+	return store.Activity{Foreground: fg, Subagents: n}
 }
 
-// policy applies the tracker's policy to a view of a session in state. A
-// session in a state without a live agent (see live) shows no activity,
-// whatever the tracker still holds while the agent winds down.
+// policy is activityOf for a captured view. A session in a state without
+// a live agent (see live) shows no activity, whatever the tracker still
+// holds while the agent winds down.
 func (m *Manager) policy(v tracker.View, state shared.SessionState) store.Activity {
 	if !live(state) {
 		return store.Activity{}
