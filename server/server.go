@@ -40,9 +40,10 @@ type Options struct {
 	// BeforeReady, when set, runs as the last start-up step, before the
 	// server reports ready. Tests use it to observe the not-ready window.
 	BeforeReady func(context.Context) error
-	// AgentBinary is the herd binary that runs `herd mock-agent` for the
-	// built-in mock profile; empty means the running executable.
-	AgentBinary string
+	// MockAgent is the built-in mock profile (agent.MockProfile); a zero
+	// Command means the running executable as `herd mock-agent`, as
+	// herd serve runs it. Tests give mocktest.Profile(), the test binary.
+	MockAgent agent.Profile
 }
 
 // Server is herd's HTTP and WebSocket server with its runtime.
@@ -90,12 +91,12 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if cfg.NoUI {
 		opts.UI = nil
 	}
-	if opts.AgentBinary == "" {
+	if opts.MockAgent.Command == "" {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("find the herd binary for the mock agent: %w", err)
 		}
-		opts.AgentBinary = self
+		opts.MockAgent = agent.MockProfile(self, "mock-agent")
 	}
 	s := &Server{
 		cfg:      cfg,
@@ -104,7 +105,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		registry: prometheus.NewRegistry(),
 		serveErr: make(chan error, 1),
 	}
-	builtins := agent.BuiltinFor(opts.AgentBinary)
+	builtins := agent.BuiltinFor(opts.MockAgent)
 	configured, err := loadAgentsFile(cfg.AgentsFile, builtins)
 	if err != nil {
 		return nil, err
