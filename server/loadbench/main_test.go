@@ -30,8 +30,8 @@ func TestMain(m *testing.M) {
 // serveIfChild returns unless this process is a bench server the tests
 // started (`TEST-BINARY serve FLAGS` with benchTestServeEnv set). It then
 // serves as `herd serve` would with the flags startBenchServer passes,
-// until SIGTERM, and exits; herd serve's own flags and web app are tested
-// in cmd/herd.
+// until SIGTERM, and exits. herd serve's other flags and its web app are
+// not needed here: the bench measures the server behind them.
 func serveIfChild() {
 	if os.Getenv(benchTestServeEnv) != "1" || len(os.Args) < 2 || os.Args[1] != "serve" {
 		return
