@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,9 @@ func TestBenchTinyRunReportsEveryScenario(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	t.Setenv(benchTestServeEnv, "1")
+	// The servers exit without the race detector's second of sleep, as
+	// their agents do (see mocktest.Profile).
+	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	err = Run(t.Context(), "test", append([]string{"-server-bin", exe}, tinyBench...), &stdout, &stderr)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/herd-dev/herd/server/agent"
@@ -40,7 +41,12 @@ func Profile(args ...string) agent.Profile {
 		panic(fmt.Sprintf("mocktest: find the test binary: %v", err))
 	}
 	p := agent.MockProfile(exe, append([]string{"mock-agent"}, args...)...)
-	p.Env = map[string]string{childEnv: "1"}
+	// Built with -race, a program sleeps a second before it exits so that
+	// other threads can still report races; an agent exits at the end of
+	// every test that starts one, and would add that second to each.
+	// Without -race GORACE is ignored.
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	p.Env = map[string]string{childEnv: "1", "GORACE": gorace}
 	return p
 }
 

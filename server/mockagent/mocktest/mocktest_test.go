@@ -39,7 +39,8 @@ func TestProfileRunsThisBinaryAsTheMockAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.ID != agent.MockProfileID || p.Provider != "mock" || p.Command != exe ||
-		strings.Join(p.Args, " ") != "mock-agent --slow-start 1" || !p.Available() {
+		strings.Join(p.Args, " ") != "mock-agent --slow-start 1" || !p.Available() ||
+		!strings.HasSuffix(p.Env["GORACE"], "atexit_sleep_ms=0") {
 		t.Fatalf("profile = %+v", p)
 	}
 
