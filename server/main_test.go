@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,27 +17,20 @@ import (
 
 	"github.com/herd-dev/herd/server"
 	"github.com/herd-dev/herd/server/gitcli/gittest"
+	"github.com/herd-dev/herd/server/mockagent/mocktest"
 )
 
-// herdBinary is a herd built for this test run; its mock-agent subcommand
-// is the agent of the built-in mock profile.
-var herdBinary string
-
+// TestMain runs the tests with git isolated from the machine's
+// configuration and checks that no goroutine outlives them. The built-in
+// mock profile of the servers they start runs this test binary as the mock
+// agent (mocktest).
 func TestMain(m *testing.M) {
+	mocktest.RunIfChild()
 	cleanGit, err := gittest.Isolate()
 	if err != nil {
 		panic(err)
 	}
-	dir, err := os.MkdirTemp("", "herd-server-test-")
-	if err != nil {
-		panic(err)
-	}
-	herdBinary = filepath.Join(dir, "herd")
-	if out, err := exec.Command("go", "build", "-o", herdBinary, "../cmd/herd").CombinedOutput(); err != nil {
-		panic(fmt.Sprintf("build herd: %v\n%s", err, out))
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
 	if code == 0 {
 		err := goleak.Find(
 			// The SQLite driver and pgx keep package-level helpers alive.
@@ -60,7 +51,7 @@ func TestMain(m *testing.M) {
 func MustStart(tb testing.TB, mutate func(*server.Config, *server.Options)) *server.Server {
 	tb.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: tb.TempDir(), Demo: false}
-	opts := server.Options{Version: "test", AgentBinary: herdBinary}
+	opts := server.Options{Version: "test", MockAgent: mocktest.Profile()}
 	if mutate != nil {
 		mutate(&cfg, &opts)
 	}

@@ -43,9 +43,10 @@ type Options struct {
 	// Now is the clock of the limit on failed token attempts; nil means
 	// time.Now. Tests step it instead of waiting.
 	Now func() time.Time
-	// AgentBinary is the herd binary that runs `herd mock-agent` for the
-	// built-in mock profile; empty means the running executable.
-	AgentBinary string
+	// MockAgent is the built-in mock profile (agent.MockProfile); a zero
+	// Command means the running executable as `herd mock-agent`, as
+	// herd serve runs it. Tests give mocktest.Profile(), the test binary.
+	MockAgent agent.Profile
 }
 
 // Server is herd's HTTP and WebSocket server with its runtime.
@@ -101,12 +102,12 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.AgentBinary == "" {
+	if opts.MockAgent.Command == "" {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("find the herd binary for the mock agent: %w", err)
 		}
-		opts.AgentBinary = self
+		opts.MockAgent = agent.MockProfile(self, "mock-agent")
 	}
 	s := &Server{
 		cfg:      cfg,
@@ -115,7 +116,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		registry: prometheus.NewRegistry(),
 		serveErr: make(chan error, 1),
 	}
-	builtins := agent.BuiltinFor(opts.AgentBinary)
+	builtins := agent.BuiltinFor(opts.MockAgent)
 	configured, err := loadAgentsFile(cfg.AgentsFile, builtins)
 	if err != nil {
 		return nil, err

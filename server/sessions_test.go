@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server"
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/mockagent/mocktest"
 )
 
 // newTaskSession creates a workspace, a task and a mock session, opens the
@@ -198,16 +201,17 @@ func TestSessionSubscribeReplaysOnlyOnJoin(t *testing.T) {
 	viewer.callErr("session.subscribe", map[string]any{"session_id": "missing"}, "not_found")
 }
 
-// agentProcesses counts running processes started from this test run's
-// herd binary (the mock agents).
+// agentProcesses counts running mock agents started from this test
+// binary (mocktest.Profile).
 func agentProcesses(t *testing.T) int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)
+	mock := mocktest.Profile()
 	n := 0
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.HasPrefix(string(cmdline), herdBinary+"\x00mock-agent") {
+		if err == nil && strings.HasPrefix(string(cmdline), mock.Command+"\x00mock-agent") {
 			n++
 		}
 	}
@@ -276,7 +280,13 @@ func TestTaskSummaryFollowsTheSessionWithoutASubscription(t *testing.T) {
 // stops the server from starting, naming the flag.
 func TestAgentsFileAddsProfiles(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "agents.json")
-	require.NoError(t, os.WriteFile(file, []byte(`{"agents":[{"id":"echo","name":"Echo","provider":"mock","command":"`+herdBinary+`","args":["mock-agent"],"env":{"HERD_MOCK_SLOW_START_MS":"1"}}]}`), 0o600))
+	mock := mocktest.Profile()
+	mock.Env["HERD_MOCK_SLOW_START_MS"] = "1"
+	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
+		"id": "echo", "name": "Echo", "provider": "mock", "command": mock.Command, "args": mock.Args, "env": mock.Env,
+	}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, agents, 0o600))
 	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
 	c := MustDial(t, srv, nil)
 	profiles := c.call("agent_profile.list", nil)["agent_profiles"].([]any)
@@ -299,6 +309,24 @@ func TestAgentsFileAddsProfiles(t *testing.T) {
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"agents":[{"id":"mock","name":"x","command":"x"}]}`), 0o600))
-	_, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AgentsFile: bad}, server.Options{AgentBinary: herdBinary})
+	_, err = server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AgentsFile: bad}, server.Options{MockAgent: mocktest.Profile()})
 	require.ErrorContains(t, err, "--agents-file", "a bad agents file is refused before the server starts")
+}
+
+// Without Options.MockAgent the built-in mock profile runs the server's
+// own executable as `mock-agent`, as herd serve starts it.
+func TestTheMockProfileRunsTheServersExecutableByDefault(t *testing.T) {
+	srv := MustStart(t, func(_ *server.Config, o *server.Options) { o.MockAgent = agent.Profile{} })
+	c := MustDial(t, srv, nil)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	var mock map[string]any
+	for _, p := range c.call("agent_profile.list", nil)["agent_profiles"].([]any) {
+		if p.(map[string]any)["id"] == agent.MockProfileID {
+			mock = p.(map[string]any)
+		}
+	}
+	require.NotNil(t, mock)
+	require.Equal(t, exe, mock["command"])
+	require.Equal(t, []any{"mock-agent"}, mock["args"])
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server"
+	"github.com/herd-dev/herd/server/mockagent/mocktest"
 )
 
 // awaitSummary waits on a workspace follower for a summary of the task
@@ -113,7 +114,7 @@ func TestAgentErrorStandsUntilDismissedOrAnswered(t *testing.T) {
 
 func TestRestartDuringARunningSessionLeavesNoStaleBadge(t *testing.T) {
 	dir := t.TempDir()
-	first, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir}, server.Options{Version: "test", AgentBinary: herdBinary})
+	first, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir}, server.Options{Version: "test", MockAgent: mocktest.Profile()})
 	require.NoError(t, err)
 	require.NoError(t, first.Start(context.Background()))
 	owner := MustDial(t, first, nil)

@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"slices"
 
@@ -346,12 +345,9 @@ func lostConnection(err error) bool {
 		errors.Is(err, context.Canceled)
 }
 
-// newClientMessageID returns a fresh client_message_id.
-func newClientMessageID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return "cm-" + hex.EncodeToString(b[:])
-}
+// newClientMessageID returns a fresh client_message_id (29 bytes; the
+// protocol allows 1 to 128).
+func newClientMessageID() string { return "cm-" + rand.Text() }
 
 // localStorage is the browser's localStorage as a state.KV.
 type localStorage struct{}

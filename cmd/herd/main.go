@@ -18,6 +18,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/herd-dev/herd/server/loadbench"
+	"github.com/herd-dev/herd/server/mockagent"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -45,9 +48,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "serve":
 		return serve(ctx, args[1:], stderr)
 	case "bench":
-		return bench(ctx, args[1:], stdout, stderr)
+		return loadbench.Run(ctx, version, args[1:], stdout, stderr)
 	case "mock-agent":
-		return mockAgent(ctx, args[1:], os.Stdin, stdout, stderr)
+		return mockagent.Run(ctx, version, args[1:], os.Stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "herd", version)
 		return nil

@@ -6,44 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
-// herdBin is the herd binary the tests run as `herd mock-agent`.
-var herdBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "herd-agent-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	herdBin = filepath.Join(dir, "herd")
-	build := exec.Command("go", "build", "-o", herdBin, "./cmd/herd")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build herd: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// MockAgentProfile is mocktest.Profile, set by TestMain (testmain_test.go):
+// the mock agent imports this package, so only the external test package
+// can import mocktest.
+var MockAgentProfile func(args ...string) Profile
 
 // recorder is a Handler that keeps every event and logs the order in which
 // events and requests arrived.
@@ -127,10 +100,8 @@ func (r *recorder) waitFor(tb testing.TB, what string, cond func([]Event) bool) 
 	}
 }
 
-// mockProfile runs the test's herd binary as the mock agent.
-func mockProfile(args ...string) Profile {
-	return Profile{ID: MockProfileID, Provider: "mock", Command: herdBin, Args: append([]string{"mock-agent"}, args...)}
-}
+// mockProfile runs the test binary as the mock agent with args.
+func mockProfile(args ...string) Profile { return MockAgentProfile(args...) }
 
 // MustStart starts an execution of p in a fresh directory, closed at the
 // end of the test.

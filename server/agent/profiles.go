@@ -7,7 +7,7 @@ import (
 )
 
 // MockProfileID is the id of the built-in profile that runs herd's own
-// scripted agent, `herd mock-agent`.
+// scripted agent, `herd mock-agent` (package mockagent).
 const MockProfileID = "mock"
 
 // Profile describes how to start an agent.
@@ -30,12 +30,20 @@ type Profile struct {
 	Requires []string
 }
 
+// MockProfile is the built-in mock profile started as command with args.
+// herd serve runs its own executable as `herd mock-agent`; tests run the
+// test binary instead (see package mockagent/mocktest).
+func MockProfile(command string, args ...string) Profile {
+	return Profile{ID: MockProfileID, Name: "Mock agent", Provider: "mock", Command: command, Args: args}
+}
+
 // BuiltinFor returns the profiles herd knows without configuration: the
 // Agent Client Protocol adapters of Claude Code, Codex and Gemini CLI, each
-// started through npx and usable when its CLI is installed, and the mock
-// agent, started as `self mock-agent` and therefore always available. The
-// result depends only on self, so tests can pass any herd binary.
-func BuiltinFor(self string) []Profile {
+// started through npx and usable when its CLI is installed, followed by
+// mock, the mock agent's profile (see MockProfile), which is always
+// available. The result depends only on mock, so tests can start the mock
+// agent any way they like.
+func BuiltinFor(mock Profile) []Profile {
 	return []Profile{
 		{
 			ID: "claude-code", Name: "Claude Code", Provider: "claude",
@@ -52,10 +60,7 @@ func BuiltinFor(self string) []Profile {
 			Command: "npx", Args: []string{"-y", "@google/gemini-cli", "--acp"},
 			Requires: []string{"npx", "gemini"},
 		},
-		{
-			ID: MockProfileID, Name: "Mock agent", Provider: "mock",
-			Command: self, Args: []string{"mock-agent"},
-		},
+		mock,
 	}
 }
 

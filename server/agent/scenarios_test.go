@@ -271,7 +271,7 @@ func TestSlowStartDelaysInitialize(t *testing.T) {
 		{"flag", mockProfile("--slow-start", "300")},
 		{"env", func() Profile {
 			p := mockProfile()
-			p.Env = map[string]string{"HERD_MOCK_SLOW_START_MS": "300"}
+			p.Env["HERD_MOCK_SLOW_START_MS"] = "300"
 			return p
 		}()},
 	} {

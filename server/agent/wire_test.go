@@ -139,7 +139,7 @@ func TestToolSummariesAreBounded(t *testing.T) {
 }
 
 func TestBuiltinForIncludesTheMockAgent(t *testing.T) {
-	profiles := BuiltinFor("/opt/herd/bin/herd")
+	profiles := BuiltinFor(MockProfile("/opt/herd/bin/herd", "mock-agent"))
 	var mock *Profile
 	for i := range profiles {
 		if profiles[i].ID == MockProfileID {
@@ -150,7 +150,10 @@ func TestBuiltinForIncludesTheMockAgent(t *testing.T) {
 		strings.Join(mock.Args, " ") != "mock-agent" {
 		t.Fatalf("mock profile = %+v", mock)
 	}
+	if len(profiles) != 4 {
+		t.Fatalf("%d built-in profiles, want the three adapters and the mock", len(profiles))
+	}
 	if p := mockProfile(); !p.Available() {
-		t.Fatal("the mock agent built for the tests is not available")
+		t.Fatal("the mock agent of the tests is not available")
 	}
 }

@@ -3,44 +3,25 @@ package sessions
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/mockagent/mocktest"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/shared"
 )
 
-var (
-	buildOnce sync.Once
-	herdPath  string
-	buildErr  error
-)
-
-// mustBuildHerd builds the herd binary, whose mock-agent subcommand is the
-// agent in these tests, once per test run.
-func mustBuildHerd(tb testing.TB) string {
-	tb.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "herd-sessions-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		herdPath = filepath.Join(dir, "herd")
-		if out, err := exec.Command("go", "build", "-o", herdPath, "../../cmd/herd").CombinedOutput(); err != nil {
-			buildErr = err
-			tb.Logf("%s", out)
-		}
-	})
-	require.NoError(tb, buildErr)
-	return herdPath
+// TestMain makes this test binary the mock agent of the tests' profiles
+// (mocktest) and checks that no goroutine outlives them.
+func TestMain(m *testing.M) {
+	mocktest.RunIfChild()
+	goleak.VerifyTestMain(m)
 }
 
 // mustTask opens a SQLite store in a temporary directory and creates a
@@ -79,7 +60,8 @@ func TestCancelWhileStartingStopsTheAgent(t *testing.T) {
 	st, task, dir := mustTask(t)
 
 	const marker = "--slow-start 2345"
-	slow := agent.Profile{ID: "slow", Name: "Slow mock", Provider: "mock", Command: mustBuildHerd(t), Args: strings.Fields("mock-agent " + marker)}
+	slow := mocktest.Profile(strings.Fields(marker)...)
+	slow.ID, slow.Name = "slow", "Slow mock"
 	pub := &recorder{}
 	m, err := New(Config{
 		Store:      st,

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/mockagent/mocktest"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/server/store/storetest"
 	"github.com/herd-dev/herd/shared"
@@ -68,7 +69,7 @@ func newSessionRig(t *testing.T, db string) *sessionRig {
 	require.NoError(t, err)
 	task, err := o.st.CreateTask(ctx, shared.TaskCreateRequest{WorkspaceID: ws.ID, Title: "t"})
 	require.NoError(t, err)
-	mock := agent.Profile{ID: agent.MockProfileID, Name: "Mock", Provider: "mock", Command: mustBuildHerd(t), Args: []string{"mock-agent"}}
+	mock := mocktest.Profile()
 	rig := &sessionRig{outage: o, pub: &recorder{}, reg: prometheus.NewRegistry()}
 	rig.m, err = New(Config{
 		Store:      o.st,

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/mockagent/mocktest"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/shared"
 )
@@ -52,7 +53,6 @@ func (r *recorder) has(event string) bool {
 // streamed text, cancels the request, and dispatches the prompt once.
 func TestRecoveryRepairsWhatACrashLeft(t *testing.T) {
 	ctx := context.Background()
-	herd := mustBuildHerd(t)
 	st, task, dir := mustTask(t)
 	session, err := st.CreateSession(ctx, task.ID, agent.MockProfileID)
 	require.NoError(t, err)
@@ -75,13 +75,7 @@ func TestRecoveryRepairsWhatACrashLeft(t *testing.T) {
 	require.True(t, claimed)
 
 	pub := &recorder{}
-	var mock agent.Profile
-	for _, p := range agent.BuiltinFor(herd) {
-		if p.ID == agent.MockProfileID {
-			mock = p
-		}
-	}
-	require.Equal(t, agent.MockProfileID, mock.ID)
+	mock := mocktest.Profile()
 	m, err := New(Config{
 		Store:      st,
 		Profile:    func(context.Context, string) (agent.Profile, error) { return mock, nil },

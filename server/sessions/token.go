@@ -1,14 +1,7 @@
 package sessions
 
-import (
-	"crypto/rand"
-	"encoding/hex"
-)
+import "crypto/rand"
 
 // newToken returns a random identifier for pending requests and dispatch
-// claims.
-func newToken() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+// claims: 26 base32 characters, 130 random bits.
+func newToken() string { return rand.Text() }

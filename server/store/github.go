@@ -281,7 +281,7 @@ func (t *PullRequestTx) save(pr PullRequest) (prev PullRequest, err error) {
 			head_branch = excluded.head_branch, head_sha = excluded.head_sha, state = excluded.state,
 			draft = excluded.draft, merged = excluded.merged, checks_state = excluded.checks_state,
 			review_state = excluded.review_state, updated_at = excluded.updated_at`,
-		newID(), optional(pr.TaskID), pr.Repository, pr.Number, pr.URL, pr.HeadBranch, pr.HeadSHA, pr.State,
+		NewID(), optional(pr.TaskID), pr.Repository, pr.Number, pr.URL, pr.HeadBranch, pr.HeadSHA, pr.State,
 		pr.Draft, pr.Merged, pr.ChecksState, pr.ReviewState, pr.UpdatedAt).Error
 	if err != nil {
 		if isForeignKeyViolation(err) {

@@ -41,7 +41,7 @@ func (s *Store) RecordGitObservation(ctx context.Context, repositoryID string, o
 		o.ObservedAt = now()
 	}
 	row := gitObservationRow{
-		ID: newID(), TaskRepositoryID: repositoryID, ObservedAt: dbTime(o.ObservedAt),
+		ID: NewID(), TaskRepositoryID: repositoryID, ObservedAt: dbTime(o.ObservedAt),
 		Additions: o.Additions, Deletions: o.Deletions, ChangedFiles: o.ChangedFiles, Ahead: o.Ahead, Behind: o.Behind,
 		ComparisonUnavailable: o.ComparisonUnavailable, UpstreamAhead: o.UpstreamAhead, UpstreamBehind: o.UpstreamBehind,
 		Error: o.Error,

@@ -145,11 +145,11 @@ func seedTasks(tb testing.TB, s *Store, workspaceID string, n int, createdAt fun
 	for i := range n {
 		at := dbTime(createdAt(i))
 		tasks[i] = taskRow{
-			ID: newID(), WorkspaceID: workspaceID, Title: fmt.Sprintf("task %d", i),
+			ID: NewID(), WorkspaceID: workspaceID, Title: fmt.Sprintf("task %d", i),
 			Description: "seeded", CreatedAt: at, UpdatedAt: at,
 		}
 		repos[i] = taskRepositoryRow{
-			ID: newID(), TaskID: tasks[i].ID, Path: fmt.Sprintf("/src/repo-%d", i),
+			ID: NewID(), TaskID: tasks[i].ID, Path: fmt.Sprintf("/src/repo-%d", i),
 			BaseBranch: "main", Branch: fmt.Sprintf("herd/task-%d", i), CreatedAt: at,
 		}
 		payload, err := json.Marshal(shared.TaskStatusSummary{

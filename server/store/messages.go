@@ -58,7 +58,7 @@ func (s *Store) AppendMessage(ctx context.Context, in NewMessage) (shared.Messag
 	}
 	id := in.ID
 	if id == "" {
-		id = newID()
+		id = NewID()
 	}
 	row := messageRow{
 		ID: id, SessionID: in.SessionID, Type: string(in.Type), Content: in.Content,
@@ -99,7 +99,7 @@ func (s *Store) AddAndClaimUserMessage(ctx context.Context, sessionID, clientMes
 		return shared.Message{}, false, false, shared.Errorf(shared.CodeBadRequest, "client_message_id is required")
 	}
 	row := messageRow{
-		ID: newID(), SessionID: sessionID, Type: string(shared.MessageUser), Content: content,
+		ID: NewID(), SessionID: sessionID, Type: string(shared.MessageUser), Content: content,
 		Status: string(shared.MessagePending), ClientMessageID: &clientMessageID, Metadata: "{}",
 		DispatchState: dispatchPending,
 	}

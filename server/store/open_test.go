@@ -130,7 +130,7 @@ func TestForeignKeysAreEnforced(t *testing.T) {
 		s := MustOpen(t, dialect)
 		err := s.write.Exec(
 			"INSERT INTO task_repositories (id, task_id, path, position, created_at) VALUES (?, ?, ?, ?, ?)",
-			newID(), "no-such-task", "/src", 0, now()).Error
+			NewID(), "no-such-task", "/src", 0, now()).Error
 		if !isForeignKeyViolation(err) {
 			t.Fatalf("inserting a repository of a missing task: got %v, want a foreign key violation", err)
 		}

@@ -79,7 +79,7 @@ func seedObservations(b *testing.B, s *Store, repos []string, history int) {
 	rows := make([]gitObservationRow, 0, len(repos)*(history+1))
 	for _, repo := range repos {
 		for i := range history + 1 {
-			r := gitObservationRow{ID: newID(), TaskRepositoryID: repo, ObservedAt: base.Add(time.Duration(i) * time.Second), Additions: i}
+			r := gitObservationRow{ID: NewID(), TaskRepositoryID: repo, ObservedAt: base.Add(time.Duration(i) * time.Second), Additions: i}
 			if history > 0 && i > history-5 {
 				r.Error = "index.lock exists"
 			}

@@ -21,7 +21,7 @@ func (s *Store) CreateSession(ctx context.Context, taskID, agentProfileID string
 	}
 	created := now()
 	row := sessionRow{
-		ID: newID(), TaskID: taskID, AgentProfileID: agentProfileID,
+		ID: NewID(), TaskID: taskID, AgentProfileID: agentProfileID,
 		State: string(shared.SessionCreated), NextMessageSeq: 1,
 		CreatedAt: created, UpdatedAt: created,
 	}

@@ -283,7 +283,7 @@ func BenchmarkListTasks10k(b *testing.B) {
 }
 
 func FuzzDecodeCursor(f *testing.F) {
-	f.Add(encodeCursor(seedStart, newID()))
+	f.Add(encodeCursor(seedStart, NewID()))
 	f.Add("")
 	f.Add("!!")
 	f.Add(base64.RawURLEncoding.EncodeToString([]byte("-1,x")))

@@ -14,7 +14,7 @@ import (
 
 // NewTaskID returns a fresh task id, for a caller that prepares a task's
 // resources (its worktrees) before CreateTaskAs stores it.
-func NewTaskID() string { return newID() }
+func NewTaskID() string { return NewID() }
 
 // RepositoryCheckout is where a new task's repository is worked on: the
 // task's branch and worktree, and the base branch they were made from.
@@ -25,7 +25,7 @@ type RepositoryCheckout struct {
 // CreateTask creates a task with its repositories and its first status
 // summary (revision 1) in one transaction. It returns the task with both.
 func (s *Store) CreateTask(ctx context.Context, in shared.TaskCreateRequest) (shared.Task, error) {
-	return s.CreateTaskAs(ctx, newID(), in, nil)
+	return s.CreateTaskAs(ctx, NewID(), in, nil)
 }
 
 // CreateTaskAs is CreateTask for a task whose id (from NewTaskID) and
@@ -59,7 +59,7 @@ func (s *Store) CreateTaskAs(ctx context.Context, id string, in shared.TaskCreat
 	repos := make([]taskRepositoryRow, len(in.Repositories))
 	for i, r := range in.Repositories {
 		repos[i] = taskRepositoryRow{
-			ID:         newID(),
+			ID:         NewID(),
 			TaskID:     task.ID,
 			Path:       r.Path,
 			BaseBranch: r.BaseBranch,

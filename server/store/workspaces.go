@@ -16,7 +16,7 @@ func (s *Store) CreateWorkspace(ctx context.Context, name string) (shared.Worksp
 	if strings.TrimSpace(name) == "" {
 		return shared.Workspace{}, shared.Errorf(shared.CodeBadRequest, "workspace name is required")
 	}
-	row := workspaceRow{ID: newID(), Name: name, CreatedAt: now()}
+	row := workspaceRow{ID: NewID(), Name: name, CreatedAt: now()}
 	if err := s.write.WithContext(ctx).Create(&row).Error; err != nil {
 		return shared.Workspace{}, fmt.Errorf("insert workspace: %w", err)
 	}

@@ -8,10 +8,10 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,9 +54,9 @@ func PostgresDatabase(tb testing.TB) string {
 	if admin.err != nil {
 		unavailable(tb, fmt.Sprintf("the server at %s is unreachable: %v", PostgresURLEnv, admin.err))
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := "herd_test_" + hex.EncodeToString(b[:])
+	// Lower case: PostgreSQL folds the unquoted name in CREATE DATABASE,
+	// and the URL must name the database as it was created.
+	name := "herd_test_" + strings.ToLower(rand.Text())
 	if _, err := admin.db.Exec("CREATE DATABASE " + name); err != nil {
 		tb.Fatalf("create database %s: %v", name, err)
 	}

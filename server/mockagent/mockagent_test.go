@@ -1,4 +1,4 @@
-package main
+package mockagent
 
 import (
 	"context"
@@ -11,7 +11,11 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"go.uber.org/goleak"
 )
+
+// TestMain checks that the agent's goroutines end with it.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // pipeClient is a bare ACP client that keeps the agent's text.
 type pipeClient struct {
@@ -68,21 +72,21 @@ func (*pipeClient) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitR
 	return acp.WaitForTerminalExitResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalWaitForExit)
 }
 
-// startMockInProcess runs mockAgent on pipes and returns a connected
+// startMockInProcess runs Run on pipes and returns a connected
 // client with an open session. Closing the agent's stdin ends it.
 func startMockInProcess(t *testing.T, args ...string) (*acp.ClientSideConnection, *pipeClient, acp.SessionId) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- mockAgent(context.Background(), args, inR, outW, io.Discard) }()
+	go func() { done <- Run(context.Background(), "v-test", args, inR, outW, io.Discard) }()
 	client := &pipeClient{}
 	conn := acp.NewClientSideConnection(client, inW, outR)
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
 		inW.Close()
 		if err := <-done; err != nil {
-			t.Errorf("mockAgent: %v", err)
+			t.Errorf("Run: %v", err)
 		}
 		outW.Close()
 		<-conn.Done()
@@ -90,7 +94,7 @@ func startMockInProcess(t *testing.T, args ...string) (*acp.ClientSideConnection
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	init, err := conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber})
-	if err != nil || init.AgentInfo == nil || init.AgentInfo.Name != "herd-mock-agent" {
+	if err != nil || init.AgentInfo == nil || init.AgentInfo.Name != "herd-mock-agent" || init.AgentInfo.Version != "v-test" {
 		t.Fatalf("initialize = %+v, %v", init, err)
 	}
 	if _, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: "relative", McpServers: []acp.McpServer{}}); err == nil {
@@ -137,23 +141,13 @@ func TestMockAgentAnswersPromptsInProcess(t *testing.T) {
 
 func TestMockAgentRejectsBadArguments(t *testing.T) {
 	for _, args := range [][]string{{"--slow-start", "soon"}, {"--slow-start", "-1"}, {"extra"}} {
-		if err := mockAgent(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); err == nil {
+		if err := Run(context.Background(), "v-test", args, strings.NewReader(""), io.Discard, io.Discard); err == nil {
 			t.Errorf("mock-agent %q accepted", args)
 		}
 	}
 	t.Setenv("HERD_MOCK_SLOW_START_MS", "later")
-	err := mockAgent(context.Background(), nil, strings.NewReader(""), io.Discard, io.Discard)
+	err := Run(context.Background(), "v-test", nil, strings.NewReader(""), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "HERD_MOCK_SLOW_START_MS") {
 		t.Errorf("bad env accepted: %v", err)
-	}
-}
-
-func TestRunKnowsMockAgent(t *testing.T) {
-	var out strings.Builder
-	if err := run(context.Background(), []string{"help"}, &out, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "herd mock-agent") {
-		t.Fatalf("usage does not list mock-agent:\n%s", out.String())
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package mockagent
 
 import (
 	"context"
@@ -18,44 +18,10 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// mockAgent runs `herd mock-agent [--slow-start MS]`: an Agent Client
-// Protocol agent on stdin/stdout that echoes every prompt, or plays the
-// scenario named on a prompt's first line, `/scenario NAME [ARGS]`:
-//
-//	stream N [MS]      N text chunks "0 ", "1 ", …, MS ms apart
-//	reasoning-burst N  N thought chunks like stream's, then the answer "done"
-//	tool               a plan, a read tool call with two updates (in_progress,
-//	                   completed with its result), then an answer
-//	permission         an edit tool call and session/request_permission with
-//	                   options "allow" and "reject"; answers "allowed" or "denied"
-//	permission-busy    permission, and while the request waits an unrelated
-//	                   read tool call that runs to completion
-//	clarify            asks "Which branch should I use?" with _herd/clarify
-//	                   (agent.ClarifyMethod); answers "answer: ANSWER"
-//	write FILE TEXT    writes TEXT to FILE inside the session cwd, reporting an
-//	                   edit tool call, then answers "wrote N bytes to FILE"
-//	error              the text "Something went wrong; you can retry." then a
-//	                   JSON-RPC error on session/prompt: code -32603, data
-//	                   {"error":"mock agent: scripted recoverable error"}; the
-//	                   agent stays up
-//	crash              three stream chunks, then exit status 3 with a line on stderr
-//	sleep MS           holds the turn MS ms without a frame
-//	slow-start MS      applies to initialize, which happens before any prompt:
-//	                   use --slow-start MS or HERD_MOCK_SLOW_START_MS; as a
-//	                   prompt it only says so
-//	background K [MS]  Claude-style background work that outlives the turn
-//	                   (see turn.backgroundWork)
-//	background-held K [MS]
-//	                   the same work, but the prompt request stays open until
-//	                   it has finished (a held-open subagent turn); another
-//	                   prompt may run meanwhile
-//
-// A turn stops at session/cancel and ends with stop reason cancelled, as it
-// does when the client withdraws a permission or clarification request;
-// background work already launched carries on. HERD_MOCK_SLOW_START_MS sets
-// the slow start when the flag is absent, so a profile can start slow
-// through its environment. Logs go to stderr.
-func mockAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// Run runs `herd mock-agent [--slow-start MS]`: the scripted agent (see
+// the package doc) on stdin and stdout until stdin closes or ctx ends; logs
+// go to stderr. version is the agent version it reports in initialize.
+func Run(ctx context.Context, version string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mock-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	slowStart := fs.Int("slow-start", 0, "milliseconds to wait before answering initialize (env HERD_MOCK_SLOW_START_MS)")
@@ -75,7 +41,7 @@ func mockAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := &mock{
-		ctx: ctx, slowStart: time.Duration(*slowStart) * time.Millisecond,
+		ctx: ctx, version: version, slowStart: time.Duration(*slowStart) * time.Millisecond,
 		log: slog.New(slog.NewTextHandler(stderr, nil)), sessions: make(map[acp.SessionId]string),
 	}
 	m.conn = acp.NewAgentSideConnection(m, stdout, stdin)
@@ -97,6 +63,7 @@ type mock struct {
 	ctx       context.Context // ends with the process; bounds background work
 	conn      *acp.AgentSideConnection
 	log       *slog.Logger
+	version   string // reported in initialize
 	slowStart time.Duration
 	clarify   atomic.Bool              // the client announced agent.ClarifyMethod
 	seq       atomic.Int64             // numbers sessions and messages
@@ -108,7 +75,7 @@ type mock struct {
 	background sync.WaitGroup
 }
 
-// goBackground runs f on a goroutine that mockAgent waits for, unless the
+// goBackground runs f on a goroutine that Run waits for, unless the
 // agent is shutting down.
 func (m *mock) goBackground(f func()) bool {
 	m.mu.Lock()
@@ -133,7 +100,7 @@ func (m *mock) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.Ini
 	m.clarify.Store(herd["clarify"] == true)
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
-		AgentInfo:       &acp.Implementation{Name: "herd-mock-agent", Version: version},
+		AgentInfo:       &acp.Implementation{Name: "herd-mock-agent", Version: m.version},
 		AuthMethods:     []acp.AuthMethod{},
 	}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package mockagent
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package main
+package loadbench
 
 import (
 	"context"
@@ -197,21 +197,11 @@ type benchEnvironment struct {
 	Flags     map[string]string `json:"flags"`
 }
 
-// bench runs `herd bench`: it prints the JSON report on stdout and
-// progress on stderr. It fails only when the harness itself fails; a
-// missed budget is a false "pass" in the report.
-//
-// Each scenario starts its own server as a child process (this binary's
-// `serve`, on a loopback port with a temporary data directory), drives it
-// over real WebSockets with the mock agent as every session's agent, and
-// stops it with SIGTERM (SIGKILL for the whole tree after 20 s).
-//
-// Goroutines, all ended before a scenario returns: per bench connection a
-// reader (wsClient.readLoop, ends when the socket closes); per server one
-// waiting for the process to exit; a resource sampler per measured phase
-// (stopped by the phase); a stream driver while sessions stream (stopped
-// by its scenario); and the workers of parallel, waited for by it.
-func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// Run runs `herd bench` with args, its flags (see -h): it prints the JSON
+// report on stdout and progress on stderr, and names version as the herd
+// version measured. It fails only when the harness itself fails; a missed
+// budget is a false "pass" in the report.
+func Run(ctx context.Context, version string, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseBenchFlags(args, stderr)
 	if err != nil {
 		return err
@@ -224,7 +214,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 
-	r := &benchReport{Environment: newBenchEnvironment(cfg), Budgets: map[string]*budget{}}
+	r := &benchReport{Environment: newBenchEnvironment(cfg, version), Budgets: map[string]*budget{}}
 	started := time.Now()
 	scenario := func(name string, f func() error) {
 		if ctx.Err() != nil {
@@ -298,6 +288,21 @@ type benchRun struct {
 	progress io.Writer
 }
 
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (b *benchRun) logf(format string, args ...any) {
 	fmt.Fprintf(b.progress, "bench: %s   "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
@@ -324,7 +329,7 @@ func (b *benchRun) stopServer(srv *benchServer) serverShutdown {
 	return s
 }
 
-func newBenchEnvironment(cfg benchConfig) benchEnvironment {
+func newBenchEnvironment(cfg benchConfig, version string) benchEnvironment {
 	env := benchEnvironment{Version: version, Go: runtime.Version(), CPUs: runtime.NumCPU(), Started: time.Now().UTC(), Flags: cfg.flags}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		env.LoadAvg = strings.TrimSpace(string(b))

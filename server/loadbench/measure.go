@@ -1,4 +1,4 @@
-package main
+package loadbench
 
 // What the bench reads about the server while it runs: its memory and
 // CPU time from /proc, its agents (the processes below it), the kernel's

@@ -1,37 +1,15 @@
-package main
+package loadbench
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-// benchTestServeEnv makes a re-executed test binary act as `herd serve`:
-// herd bench starts its server from a binary, and here that binary is the
-// test binary itself (its mock agents re-execute it too; see TestMain).
-const benchTestServeEnv = "HERD_BENCH_TEST_SERVE"
-
-func init() {
-	if os.Getenv(benchTestServeEnv) != "1" || len(os.Args) < 2 || os.Args[1] != "serve" {
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "herd:", err)
-		os.Exit(2)
-	}
-	os.Exit(0)
-}
 
 // tinyBench is every scenario at a size that runs in seconds.
 var tinyBench = []string{
@@ -52,9 +30,12 @@ func TestBenchTinyRunReportsEveryScenario(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	t.Setenv(benchTestServeEnv, "1")
+	// The servers exit without the race detector's second of sleep, as
+	// their agents do (see mocktest.Profile).
+	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	err = bench(t.Context(), append([]string{"-server-bin", exe}, tinyBench...), &stdout, &stderr)
+	err = Run(t.Context(), "test", append([]string{"-server-bin", exe}, tinyBench...), &stdout, &stderr)
 	t.Logf("bench took %s; progress:\n%s", time.Since(start).Round(time.Millisecond), stderr.String())
 	require.NoError(t, err)
 

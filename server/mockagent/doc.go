@@ -1,0 +1,51 @@
+// Package mockagent is herd's scripted Agent Client Protocol agent, the
+// agent of the built-in mock profile (`herd mock-agent`). Run speaks ACP v1
+// on the given stdin and stdout: it echoes every prompt, or plays the
+// scenario named on a prompt's first line, `/scenario NAME [ARGS]`:
+//
+//	stream N [MS]      N text chunks "0 ", "1 ", …, MS ms apart
+//	reasoning-burst N  N thought chunks like stream's, then the answer "done"
+//	tool               a plan, a read tool call with two updates (in_progress,
+//	                   completed with its result), then an answer
+//	permission         an edit tool call and session/request_permission with
+//	                   options "allow" and "reject"; answers "allowed" or "denied"
+//	permission-busy    permission, and while the request waits an unrelated
+//	                   read tool call that runs to completion
+//	clarify            asks "Which branch should I use?" with _herd/clarify
+//	                   (agent.ClarifyMethod); answers "answer: ANSWER"
+//	write FILE TEXT    writes TEXT to FILE inside the session cwd, reporting an
+//	                   edit tool call, then answers "wrote N bytes to FILE"
+//	error              the text "Something went wrong; you can retry." then a
+//	                   JSON-RPC error on session/prompt: code -32603, data
+//	                   {"error":"mock agent: scripted recoverable error"}; the
+//	                   agent stays up
+//	crash              three stream chunks, then exit status 3 with a line on stderr
+//	sleep MS           holds the turn MS ms without a frame
+//	slow-start MS      applies to initialize, which happens before any prompt:
+//	                   use --slow-start MS or HERD_MOCK_SLOW_START_MS; as a
+//	                   prompt it only says so
+//	background K [MS]  Claude-style background work that outlives the turn
+//	                   (see turn.backgroundWork)
+//	background-held K [MS]
+//	                   the same work, but the prompt request stays open until
+//	                   it has finished (a held-open subagent turn); another
+//	                   prompt may run meanwhile
+//
+// A turn stops at session/cancel and ends with stop reason cancelled, as it
+// does when the client withdraws a permission or clarification request;
+// background work already launched carries on. HERD_MOCK_SLOW_START_MS sets
+// the slow start when the flag is absent, so a profile can start slow
+// through its environment. The frames are built from package agent's wire
+// types, so the mock and the runtime share one definition of each shape.
+//
+// # Goroutines
+//
+// The SDK's connection reads stdin and runs each request on a goroutine of
+// its own until the connection ends. The background scenarios run their
+// completion on a goroutine each (mock.goBackground); Run starts none once
+// it is shutting down and waits for those it started before it returns.
+// permission-busy runs its unrelated read on a goroutine the turn waits for.
+//
+// Tests that need the mock agent as a process use package mocktest, which
+// turns the test binary itself into the agent.
+package mockagent
