@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -34,6 +35,8 @@ type sessionView struct {
 	// subscribing is set while session.subscribe is in flight, so a
 	// re-render or a resync never subscribes twice.
 	subscribing bool
+	// subscriptions sends the subscription changes in order.
+	subscriptions *subscriptionQueue
 
 	profileID string
 	starting  bool
@@ -54,6 +57,7 @@ type sessionView struct {
 // newSessionView returns the session pane of a mounted shell.
 func newSessionView(s *shell) *sessionView {
 	v := &sessionView{shell: s, profileID: defaultProfileID, answers: make(map[string]string)}
+	v.subscriptions = &subscriptionQueue{start: func(drain func()) { v.ui().Async(drain) }}
 	v.frame = app.FuncOf(func(app.Value, []app.Value) any {
 		s.link.ui.Dispatch(func(app.Context) {
 			v.framePending = false
@@ -138,14 +142,13 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 	v.outbox = state.NewOutbox(localStorage{}, s.ID, newClientMessageID)
 	v.subscribe(ctx)
 	id := s.ID
-	ctx.Async(func() {
+	v.subscriptions.do(func() {
 		_ = v.client().Request(context.Background(), shared.ActionSessionFocus, shared.SessionRef{SessionID: id}, nil)
 	})
 }
 
 // close unsubscribes from the open session, if any.
-func (v *sessionView) close(ctx app.Context) {
-	ctx = v.ui()
+func (v *sessionView) close(app.Context) {
 	if v.openID == "" {
 		return
 	}
@@ -153,7 +156,7 @@ func (v *sessionView) close(ctx app.Context) {
 	v.openID, v.detail, v.outbox, v.subscribing, v.input = "", nil, nil, false, ""
 	v.refresh = gitRefresh{}
 	clear(v.answers)
-	ctx.Async(func() {
+	v.subscriptions.do(func() {
 		_ = v.client().Request(context.Background(), shared.ActionSessionUnsubscribe, shared.SessionRef{SessionID: id}, nil)
 	})
 }
@@ -172,7 +175,7 @@ func (v *sessionView) join(ctx app.Context, leaveFirst bool) {
 	v.subscribing = true
 	v.detail.Reset()
 	id, detail := v.openID, v.detail
-	ctx.Async(func() {
+	v.subscriptions.do(func() {
 		c := v.client()
 		if leaveFirst {
 			_ = c.Request(context.Background(), shared.ActionSessionUnsubscribe, shared.SessionRef{SessionID: id}, nil)
@@ -200,6 +203,51 @@ func (v *sessionView) join(ctx app.Context, leaveFirst bool) {
 			v.reconcile(ctx)
 		})
 	})
+}
+
+// subscriptionQueue sends the session view's subscription changes
+// (session.subscribe, session.unsubscribe, session.focus) one at a time,
+// each once the one before was answered, in the order the view made them.
+// Sent from goroutines of their own, the unsubscribe of a session just
+// closed could overtake the subscribe that opens it again, and leave the
+// shown session closed on the server: its transcript would stay silent.
+type subscriptionQueue struct {
+	// start runs the drain on a goroutine of its own: the UI's Async, so
+	// the goroutine belongs to the UI; it ends when the queue is empty.
+	start func(drain func())
+
+	mu      sync.Mutex
+	ops     []func() // guarded by mu; the changes not yet sent
+	running bool     // guarded by mu; a drain is sending them
+}
+
+// do queues op, which sends one change and waits for its answer.
+func (q *subscriptionQueue) do(op func()) {
+	q.mu.Lock()
+	q.ops = append(q.ops, op)
+	idle := !q.running
+	q.running = true
+	q.mu.Unlock()
+	if idle {
+		q.start(q.drain)
+	}
+}
+
+// drain runs the queued changes in order until none is left.
+func (q *subscriptionQueue) drain() {
+	for {
+		q.mu.Lock()
+		if len(q.ops) == 0 {
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		op := q.ops[0]
+		q.ops[0] = nil
+		q.ops = q.ops[1:]
+		q.mu.Unlock()
+		op()
+	}
 }
 
 // reconnected runs after every (re)connect: the server forgot the

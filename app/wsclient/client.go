@@ -3,6 +3,7 @@ package wsclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,11 @@ const (
 	DefaultDialTimeout    = 10 * time.Second
 	DefaultMinBackoff     = 250 * time.Millisecond
 	DefaultMaxBackoff     = 10 * time.Second
+	// DefaultPingInterval and DefaultPingTimeout: after about 30 s without
+	// a frame from the server the client sends a ping request, and a
+	// connection that leaves it unanswered for 15 s is dead.
+	DefaultPingInterval = 30 * time.Second
+	DefaultPingTimeout  = 15 * time.Second
 	// DefaultReadLimit admits the largest response the client expects: a
 	// task.list page of 10,000 tasks with their summaries.
 	DefaultReadLimit = 64 << 20
@@ -83,6 +89,14 @@ type Options struct {
 	// ReadLimit is the largest frame accepted from the server; zero means
 	// DefaultReadLimit.
 	ReadLimit int64
+	// PingInterval is how long, give or take a fifth, a connection may go
+	// without a frame from the server before the client checks it with a
+	// ping request; zero means DefaultPingInterval.
+	PingInterval time.Duration
+	// PingTimeout is how long that ping may go unanswered before the
+	// connection is taken for dead and dropped; zero means
+	// DefaultPingTimeout.
+	PingTimeout time.Duration
 }
 
 // withDefaults returns o with its zero fields set to the defaults.
@@ -96,6 +110,8 @@ func (o Options) withDefaults() Options {
 	set(&o.DialTimeout, DefaultDialTimeout)
 	set(&o.MinBackoff, DefaultMinBackoff)
 	set(&o.MaxBackoff, DefaultMaxBackoff)
+	set(&o.PingInterval, DefaultPingInterval)
+	set(&o.PingTimeout, DefaultPingTimeout)
 	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = DefaultReadLimit
@@ -221,9 +237,10 @@ func (c *Client) dial() (*websocket.Conn, error) {
 	return ws, nil
 }
 
-// serve makes ws the current connection, runs the OnConnect hook beside it
-// and reads until the connection fails; then it rejects the waiting
-// requests and waits for the hook to return.
+// serve makes ws the current connection, runs the OnConnect hook and the
+// keepalive beside it and reads until the connection fails; then it
+// rejects the waiting requests and waits for the hook and the keepalive
+// to return.
 func (c *Client) serve(ws *websocket.Conn) {
 	cn := newConn(ws)
 	c.mu.Lock()
@@ -237,10 +254,11 @@ func (c *Client) serve(ws *websocket.Conn) {
 	c.report(StatusOnline)
 
 	hookCtx, endHook := context.WithCancel(c.ctx)
-	var hook sync.WaitGroup
+	var helpers sync.WaitGroup
 	if c.opts.OnConnect != nil {
-		hook.Go(func() { c.opts.OnConnect(hookCtx) })
+		helpers.Go(func() { c.opts.OnConnect(hookCtx) })
 	}
+	helpers.Go(func() { c.keepalive(cn) })
 
 	c.read(cn)
 
@@ -250,7 +268,7 @@ func (c *Client) serve(ws *websocket.Conn) {
 	cn.fail()
 	endHook()
 	_ = ws.CloseNow()
-	hook.Wait()
+	helpers.Wait()
 	// A nudge that came while the connection was open is stale.
 	select {
 	case <-c.nudge:
@@ -266,6 +284,7 @@ func (c *Client) read(cn *conn) {
 		if err != nil || cn.isFailed() {
 			return
 		}
+		cn.heard()
 		var env shared.Envelope
 		if json.Unmarshal(data, &env) != nil {
 			continue
@@ -279,6 +298,44 @@ func (c *Client) read(cn *conn) {
 			}
 		}
 	}
+}
+
+// keepalive checks the connection with a ping request whenever nothing
+// has come from the server for about PingInterval, and drops it, as a
+// network failure would, when the ping goes unanswered for PingTimeout: a
+// browser cannot send ping frames, and a dead connection (a phone that
+// lost its network) would otherwise go unnoticed until a request timed
+// out. The drop leads to the usual reconnect and OnConnect. It ends with
+// the connection.
+func (c *Client) keepalive(cn *conn) {
+	quiet := jittered(c.opts.PingInterval)
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-cn.done:
+			return
+		}
+		if idle := cn.idle(); idle < quiet {
+			t.Reset(quiet - idle)
+			continue
+		}
+		err := c.roundTrip(c.ctx, cn, shared.ActionPing, nil, nil, c.opts.PingTimeout)
+		if errors.Is(err, ErrTimeout) {
+			cn.fail()
+			_ = cn.ws.CloseNow()
+			return
+		}
+		quiet = jittered(c.opts.PingInterval)
+		t.Reset(quiet)
+	}
+}
+
+// jittered returns d give or take a fifth, at random, so that clients
+// connected together do not ping together.
+func jittered(d time.Duration) time.Duration {
+	return d - d/5 + rand.N(2*d/5+1)
 }
 
 // wait sleeps for d, or less when nudged; it returns false when the client

@@ -27,6 +27,17 @@
 // Drop ends the current connection as a network failure would: waiting
 // requests fail with ErrClosed at once and nothing more is read from it.
 //
+// # Keepalive
+//
+// The server pings every connection, and the browser answers those pings
+// by itself, but a browser cannot send ping frames: without traffic the
+// client would notice a dead connection (a phone that lost its network)
+// only when a request timed out. So when nothing has come from the server
+// for about PingInterval (30 s, jittered), the client sends the protocol's
+// ping request; if it goes unanswered for PingTimeout (15 s) the
+// connection is dropped as Drop drops it, and the client reconnects and
+// runs OnConnect as after any failure.
+//
 // # Goroutines
 //
 // A Client owns exactly these goroutines; Close ends all of them and waits:
@@ -40,6 +51,8 @@
 //   - one OnConnect goroutine per connection, started by run after the dial
 //     and waited for by run before it dials again, so hooks never overlap.
 //     It must return once its context is done.
+//   - one keepalive goroutine per connection, started and waited for by run
+//     like the hook; it ends when the connection does.
 //
 // Request runs on its caller's goroutine and starts none.
 package wsclient

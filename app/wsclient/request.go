@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -37,7 +39,11 @@ func (c *Client) Request(ctx context.Context, action string, payload, out any) e
 	if cn == nil {
 		return fmt.Errorf("%s: %w", action, ErrNotConnected)
 	}
+	return c.roundTrip(ctx, cn, action, payload, out, c.opts.RequestTimeout)
+}
 
+// roundTrip sends a request on cn and waits up to timeout for its answer.
+func (c *Client) roundTrip(ctx context.Context, cn *conn, action string, payload, out any, timeout time.Duration) error {
 	id := "c-" + strconv.FormatUint(c.nextID.Add(1), 10)
 	frame, err := encodeRequest(id, action, payload)
 	if err != nil {
@@ -46,7 +52,7 @@ func (c *Client) Request(ctx context.Context, action string, payload, out any) e
 	reply := cn.register(id)
 	defer cn.forget(id)
 
-	wctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if interrupted := interruption(ctx, wctx, action); interrupted != nil {
 		return interrupted
@@ -54,7 +60,7 @@ func (c *Client) Request(ctx context.Context, action string, payload, out any) e
 	// The write is bounded by the request timeout but not by the caller:
 	// an interrupted write closes the socket, and one caller giving up must
 	// not cost every other request its connection.
-	writeCtx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), c.opts.RequestTimeout)
+	writeCtx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	err = cn.ws.Write(writeCtx, websocket.MessageText, frame)
 	cancelWrite()
 	if err != nil {
@@ -139,6 +145,10 @@ type conn struct {
 	// done is closed when the connection has failed; waiting requests
 	// select on it, so they are all rejected at once.
 	done chan struct{}
+	// opened is when the connection opened, and lastHeard how long after
+	// that its latest frame arrived (monotonic, unlike a stored time).
+	opened    time.Time
+	lastHeard atomic.Int64
 
 	mu      sync.Mutex
 	pending map[string]chan shared.Envelope // guarded by mu; by request id
@@ -147,7 +157,16 @@ type conn struct {
 
 // newConn wraps an open connection.
 func newConn(ws *websocket.Conn) *conn {
-	return &conn{ws: ws, done: make(chan struct{}), pending: make(map[string]chan shared.Envelope)}
+	return &conn{ws: ws, done: make(chan struct{}), opened: time.Now(), pending: make(map[string]chan shared.Envelope)}
+}
+
+// heard records that a frame arrived.
+func (cn *conn) heard() { cn.lastHeard.Store(int64(time.Since(cn.opened))) }
+
+// idle returns how long ago the latest frame arrived (or the connection
+// opened).
+func (cn *conn) idle() time.Duration {
+	return time.Since(cn.opened) - time.Duration(cn.lastHeard.Load())
 }
 
 // register returns the channel on which the answer to id will arrive.

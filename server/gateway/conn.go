@@ -31,8 +31,11 @@ type conn struct {
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
 
-	inflight chan struct{}  // semaphore bounding concurrent requests
 	requests sync.WaitGroup // running request goroutines
+	// reads and writes count the reader's socket reads and the writer's
+	// frame writes, twice each: odd while one is in progress (see
+	// keepalive).
+	reads, writes atomic.Uint64
 
 	closeOnce sync.Once
 	closeReq  chan struct{} // closed when a close is requested
@@ -52,14 +55,16 @@ type conn struct {
 func newConn(g *Gateway, ws *websocket.Conn, remote string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &conn{
-		g:        g,
-		ws:       ws,
-		id:       connSeq.Add(1),
-		remote:   remote,
-		out:      newOutbox(g.cfg.ControlCap, g.cfg.SemanticCap, g.cfg.Allowance, g.cfg.MaxQueuedBytes),
+		g:      g,
+		ws:     ws,
+		id:     connSeq.Add(1),
+		remote: remote,
+		out: newOutbox(outboxBounds{
+			maxOutstanding: g.cfg.MaxInFlight, maxAnswerBytes: g.cfg.MaxAnswerBytes,
+			semanticCap: g.cfg.SemanticCap, allowance: g.cfg.Allowance, maxBytes: g.cfg.MaxQueuedBytes,
+		}),
 		ctx:      ctx,
 		cancel:   cancel,
-		inflight: make(chan struct{}, g.cfg.MaxInFlight),
 		closeReq: make(chan struct{}),
 		sessions: make(map[string]*sessionStream),
 	}
@@ -68,17 +73,15 @@ func newConn(g *Gateway, ws *websocket.Conn, remote string) *conn {
 // serve runs the connection until it ends, then releases everything it held.
 func (c *conn) serve() {
 	c.ws.SetReadLimit(c.g.cfg.MaxFrameBytes)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
+	var helpers sync.WaitGroup
+	helpers.Go(c.writeLoop)
+	helpers.Go(c.keepalive)
 
 	c.readLoop()
 
 	c.cancel()
 	c.requests.Wait()
-	<-writerDone
+	helpers.Wait()
 	c.ws.CloseNow()
 	c.g.feed.drop(c)
 	c.g.sessionFeed.drop(c)
@@ -102,10 +105,18 @@ func (c *conn) setFocus(sessionID string, release func()) {
 	c.focus, c.releaseFocus = sessionID, release
 }
 
-// readLoop reads frames until the connection fails or closes.
+// readLoop reads frames until the connection fails or closes. Before each
+// read it takes a slot for the frame's answer, so a client with too much
+// unanswered or unread stops being read (see outbox); every frame read is
+// then answered exactly once, even one that cannot be decoded.
 func (c *conn) readLoop() {
 	for {
+		if !c.out.admit(c.ctx) {
+			return
+		}
+		c.reads.Add(1)
 		typ, data, err := c.ws.Read(c.ctx)
+		c.reads.Add(1)
 		if err != nil {
 			c.noteReadEnd(err)
 			return
@@ -119,9 +130,7 @@ func (c *conn) readLoop() {
 			c.replyError(env.ID, env.Action, err)
 			continue
 		}
-		if !c.dispatch(env) {
-			return
-		}
+		c.dispatch(env)
 	}
 }
 
@@ -143,8 +152,10 @@ func (c *conn) noteReadEnd(err error) {
 }
 
 // writeLoop drains the outbox until the connection ends or a close is
-// requested, bounding every write with the write timeout.
+// requested, bounding every write with the write timeout. The connection
+// ends with it: nothing else could answer the reader's requests.
 func (c *conn) writeLoop() {
+	defer c.cancel()
 	book := newStreamBook()
 	for {
 		select {
@@ -172,7 +183,9 @@ func (c *conn) writeLoop() {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(c.ctx, c.g.cfg.WriteTimeout)
+			c.writes.Add(1)
 			err = c.ws.Write(ctx, websocket.MessageText, frame)
+			c.writes.Add(1)
 			cancel()
 			if err != nil {
 				c.closeOnce.Do(func() {
@@ -181,6 +194,7 @@ func (c *conn) writeLoop() {
 				c.ws.CloseNow()
 				return
 			}
+			c.out.written(e)
 		}
 	}
 }
@@ -198,7 +212,8 @@ func (c *conn) closeWith(code websocket.StatusCode, msg, reason string) {
 
 // overflow closes the connection because a lane could not take a frame:
 // a client that cannot keep up reconnects and reconciles rather than
-// silently missing a response or an ordered notification.
+// silently missing an ordered notification. An answer never overflows,
+// since each has a slot; should one lack it, this is the guard.
 func (c *conn) overflow(lane laneClass) {
 	select {
 	case <-c.ctx.Done():
@@ -230,11 +245,15 @@ func (c *conn) replyError(id, action string, err error) {
 	c.sendEnvelope(shared.NewErrorEnvelope(id, action, pe, c.g.cfg.Now()))
 }
 
+// sendEnvelope queues an answer. One that cannot be encoded is answered
+// as internal instead, so the request still gets exactly one answer and
+// its slot is freed.
 func (c *conn) sendEnvelope(env shared.Envelope) {
 	frame, err := json.Marshal(env)
 	if err != nil {
 		c.g.log.Error("encode envelope", "action", env.Action, "err", err)
-		return
+		internal := shared.Errorf(shared.CodeInternal, "the answer could not be encoded; the server log has details")
+		frame, _ = json.Marshal(shared.NewErrorEnvelope(env.ID, env.Action, internal, c.g.cfg.Now()))
 	}
 	if !c.out.pushControl(frame) {
 		c.overflow(laneControl)

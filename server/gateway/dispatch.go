@@ -14,9 +14,9 @@ type handlerFunc func(ctx context.Context, c *conn, payload json.RawMessage) (an
 // action is one entry of the dispatch table.
 type action struct {
 	run handlerFunc
-	// ordered actions change the connection's subscriptions; they run on the
-	// reader goroutine, one at a time, in the order the client sent them.
-	// Other actions run concurrently, bounded by MaxInFlight.
+	// ordered actions change the connection's subscriptions or focus; they
+	// run on the reader goroutine, one at a time, in the order the client
+	// sent them. Other actions run concurrently, bounded by MaxInFlight.
 	ordered bool
 }
 
@@ -32,31 +32,19 @@ func handle[Req any](fn func(ctx context.Context, c *conn, req Req) (any, error)
 	}
 }
 
-// dispatch runs or schedules one decoded request. It reports false when the
-// connection is ending and reading should stop.
-func (c *conn) dispatch(env shared.Envelope) bool {
+// dispatch runs or schedules one decoded request; the reader has taken
+// the slot of its answer already.
+func (c *conn) dispatch(env shared.Envelope) {
 	a, ok := c.g.actions[env.Action]
-	if !ok {
+	switch {
+	case !ok:
 		c.g.metrics.requests.WithLabelValues("unknown", string(shared.CodeUnknownAction)).Inc()
 		c.replyError(env.ID, env.Action, shared.Errorf(shared.CodeUnknownAction, "unknown action %q", env.Action))
-		return true
-	}
-	if a.ordered {
+	case a.ordered:
 		c.run(a, env)
-		return true
+	default:
+		c.requests.Go(func() { c.run(a, env) })
 	}
-	select {
-	case c.inflight <- struct{}{}:
-	case <-c.ctx.Done():
-		return false
-	}
-	c.requests.Add(1)
-	go func() {
-		defer c.requests.Done()
-		defer func() { <-c.inflight }()
-		c.run(a, env)
-	}()
-	return true
 }
 
 // run executes a request and queues its answer.

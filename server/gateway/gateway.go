@@ -89,17 +89,30 @@ type Config struct {
 	WriteTimeout time.Duration
 	// RequestTimeout bounds one request's work (default 30 s).
 	RequestTimeout time.Duration
-	// MaxInFlight bounds a connection's concurrently running requests
-	// (default 16); further frames wait to be read.
+	// MaxInFlight bounds a connection's outstanding requests: read and
+	// not yet answered on the socket, whether running or answered and
+	// waiting to be written (default 16). Further frames wait to be read.
 	MaxInFlight int
-	// ControlCap and SemanticCap bound the outbound lanes per connection.
-	ControlCap, SemanticCap int
+	// MaxAnswerBytes is how many bytes of answers a connection may have
+	// waiting to be written before its further frames wait to be read
+	// (default 4 MiB). A larger answer is still sent, on its own.
+	MaxAnswerBytes int
+	// SemanticCap bounds the ordered notifications queued per connection
+	// (default 1024).
+	SemanticCap int
 	// Allowance bounds the replaceable notifications one session may have
 	// queued on a connection (default 8).
 	Allowance int
 	// MaxQueuedBytes bounds a connection's queued notification bytes
 	// (default 16 MiB).
 	MaxQueuedBytes int
+	// PingInterval is how often, give or take a fifth, every connection is
+	// pinged (default 30 s).
+	PingInterval time.Duration
+	// PingTimeout is how long a ping may go unanswered, by a client from
+	// which nothing else arrives either, before the connection is closed
+	// (default 20 s).
+	PingTimeout time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -141,10 +154,10 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.RequestTimeout = 30 * time.Second
 	}
 	if cfg.MaxInFlight <= 0 {
-		cfg.MaxInFlight = 16
+		cfg.MaxInFlight = defaultOutstanding
 	}
-	if cfg.ControlCap <= 0 {
-		cfg.ControlCap = defaultControlCap
+	if cfg.MaxAnswerBytes <= 0 {
+		cfg.MaxAnswerBytes = defaultAnswerBytes
 	}
 	if cfg.Allowance <= 0 {
 		cfg.Allowance = defaultAllowance
@@ -154,6 +167,12 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.SemanticCap <= 0 {
 		cfg.SemanticCap = defaultSemanticCap
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = defaultPingInterval
+	}
+	if cfg.PingTimeout <= 0 {
+		cfg.PingTimeout = defaultPingTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -283,9 +302,11 @@ func (g *Gateway) publishWorkspace(workspaceID, action string, payload any) {
 	}
 	subs := g.feed.subscribers(workspaceID)
 	for _, c := range subs {
-		if !c.out.pushFeed(frame) {
+		res := c.out.pushFeed(frame)
+		if !res.ok {
 			c.overflow(laneSemantic)
 		}
+		g.metrics.countYielded(res.yielded)
 	}
 	g.metrics.notifications.WithLabelValues(action).Add(float64(len(subs)))
 }

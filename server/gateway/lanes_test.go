@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +36,20 @@ func (noProfiles) ListProfiles(context.Context) ([]shared.AgentProfile, error) {
 // and returns it with the workspace id and the socket URL.
 func lanesGateway(t *testing.T, mutate func(*Config)) (*Gateway, string, string) {
 	t.Helper()
+	return serveGateway(t, mutate, nil)
+}
+
+// gatedGateway is lanesGateway whose server-side sockets write through a
+// gate the test holds and releases.
+func gatedGateway(t *testing.T, mutate func(*Config)) (*Gateway, string, string, *writeGate) {
+	t.Helper()
+	gate := newWriteGate()
+	g, workspace, url := serveGateway(t, mutate, gate)
+	return g, workspace, url, gate
+}
+
+func serveGateway(t *testing.T, mutate func(*Config), gate *writeGate) (*Gateway, string, string) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
 	require.NoError(t, err)
@@ -46,8 +62,15 @@ func lanesGateway(t *testing.T, mutate func(*Config)) (*Gateway, string, string)
 	}
 	g, err := New(cfg)
 	require.NoError(t, err)
-	srv := httptest.NewServer(g)
+	srv := httptest.NewUnstartedServer(g)
+	if gate != nil {
+		srv.Listener = gatedListener{Listener: srv.Listener, gate: gate}
+	}
+	srv.Start()
 	t.Cleanup(func() {
+		if gate != nil {
+			gate.release()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = g.Shutdown(ctx)
@@ -56,18 +79,116 @@ func lanesGateway(t *testing.T, mutate func(*Config)) (*Gateway, string, string)
 	return g, ws.ID, "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
 }
 
+// writeGate stalls the server's socket writes while it is held, the way a
+// client that stops reading stalls them once the kernel's buffers are
+// full, but exactly when the test says.
+type writeGate struct {
+	mu   sync.Mutex
+	open chan struct{} // guarded by mu; closed while writes may pass
+}
+
+func newWriteGate() *writeGate {
+	g := &writeGate{open: make(chan struct{})}
+	close(g.open)
+	return g
+}
+
+// hold stalls writes from now on.
+func (g *writeGate) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.open:
+		g.open = make(chan struct{})
+	default:
+	}
+}
+
+// release lets writes pass again.
+func (g *writeGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
+}
+
+// passage returns the channel that is closed while writes may pass.
+func (g *writeGate) passage() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.open
+}
+
+// gatedListener accepts connections whose writes pass through gate.
+type gatedListener struct {
+	net.Listener
+	gate *writeGate
+}
+
+func (l gatedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &gatedConn{Conn: c, gate: l.gate, closed: make(chan struct{})}, nil
+}
+
+// gatedConn is a server-side socket whose writes wait for its gate; closing
+// it (as a write deadline does) ends a waiting write.
+type gatedConn struct {
+	net.Conn
+	gate      *writeGate
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (c *gatedConn) Write(p []byte) (int, error) {
+	select {
+	case <-c.gate.passage():
+	case <-c.closed:
+		return 0, net.ErrClosed
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *gatedConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// dial opens a connection to the gateway.
+func dial(t *testing.T, url string, opts *websocket.DialOptions) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, opts)
+	require.NoError(t, err)
+	c.SetReadLimit(64 << 20)
+	t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
+// request encodes a request envelope.
+func request(id, action string, payload any) []byte {
+	env := map[string]any{"id": id, "type": "request", "action": action}
+	if payload != nil {
+		env["payload"] = payload
+	}
+	frame, _ := json.Marshal(env)
+	return frame
+}
+
 // dialFollower opens a connection following the workspace and returns it
 // once the subscription is answered; the test then decides when it reads.
 func dialFollower(t *testing.T, url, workspaceID string) *websocket.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, url, nil)
-	require.NoError(t, err)
-	c.SetReadLimit(64 << 20)
-	t.Cleanup(func() { c.CloseNow() })
-	req, _ := json.Marshal(map[string]any{"id": "1", "type": "request", "action": "workspace.subscribe", "payload": map[string]any{"workspace_id": workspaceID}})
-	require.NoError(t, c.Write(ctx, websocket.MessageText, req))
+	c := dial(t, url, nil)
+	require.NoError(t, c.Write(ctx, websocket.MessageText, request("1", "workspace.subscribe", map[string]any{"workspace_id": workspaceID})))
 	_, reply, err := c.Read(ctx)
 	require.NoError(t, err)
 	require.Contains(t, string(reply), `"response"`)
@@ -126,30 +247,6 @@ func TestSemanticOverflowClosesTheConnectionAndFreesItsQueue(t *testing.T) {
 	frames, bytes := c.out.queued()
 	require.Zero(t, frames)
 	require.Zero(t, bytes)
-}
-
-// Responses never wait behind notifications, but a client that reads
-// nothing cannot hold them forever: when the control lane is full the
-// connection closes with 1013.
-func TestControlOverflowClosesTheConnection(t *testing.T) {
-	g, workspace, url := lanesGateway(t, func(c *Config) { c.ControlCap = 2; c.MaxInFlight = 64 })
-	client := dialFollower(t, url, workspace)
-	c := connections(g)[0]
-	// One frame larger than the socket's buffers blocks the writer.
-	g.PublishWorkspace(workspace, shared.NotifyTaskUpdated, bigEvent(8<<20))
-	ctx := context.Background()
-	for i := 0; counted(t, g.metrics.closes.WithLabelValues("control_overflow")) == 0; i++ {
-		require.Less(t, i, 10000, "the control lane never overflowed")
-		ping, _ := json.Marshal(map[string]any{"id": "p", "type": "request", "action": "ping"})
-		if client.Write(ctx, websocket.MessageText, ping) != nil {
-			break
-		}
-		if frames, _ := c.out.queued(); frames >= 2 {
-			// Both slots are taken; the next answer overflows.
-			continue
-		}
-	}
-	require.Equal(t, websocket.StatusTryAgainLater, readUntilClosed(t, client))
 }
 
 // A client that stops reading while a write is in progress is closed once

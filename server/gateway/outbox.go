@@ -1,15 +1,21 @@
 package gateway
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
-// Outbox bounds. The control lane holds responses and errors; it is sized
-// well above the per-connection in-flight request limit, so it fills only
-// when a client stops reading. The semantic bound counts ordered
-// notifications over the feed and every session. The allowance bounds the
-// replaceable entries one session may have queued, and the byte bound all
-// queued notification bytes of a connection.
+// Outbox bounds. Answers (responses and errors) are bounded where they are
+// admitted: a connection may have at most defaultOutstanding requests read
+// and not yet answered on the socket, and the reader reads no further
+// request while defaultAnswerBytes of answers wait to be written. The
+// semantic bound counts ordered notifications over the feed and every
+// session. The allowance bounds the replaceable entries one session may
+// have queued, and the byte bound all queued notification bytes of a
+// connection.
 const (
-	defaultControlCap  = 256
+	defaultOutstanding = 16
+	defaultAnswerBytes = 4 << 20
 	defaultSemanticCap = 1024
 	defaultAllowance   = 8
 	defaultQueuedBytes = 16 << 20
@@ -39,6 +45,9 @@ type pushResult struct {
 	// to keep within its allowance or the byte bound (the new entry itself
 	// when nothing else could go).
 	evicted int
+	// yielded counts the replaceable entries, of any session, dropped to
+	// make room under the byte bound for a semantic frame.
+	yielded int
 }
 
 // entry is a queued frame. For a session, key is the message id of a
@@ -53,6 +62,12 @@ type entry struct {
 	msg   *messageFrame
 	// replacing marks the entry a newer state is about to replace.
 	replacing bool
+	// stamp orders entries by when they were first queued, across
+	// sessions; a replacement keeps the stamp of the state it replaces.
+	stamp uint64
+	// answer marks a response or error: it frees its request's slot once
+	// written (see outbox.written).
+	answer bool
 }
 
 // size is what the entry counts against the byte bound.
@@ -74,38 +89,62 @@ type sessionQueue struct {
 // a time in turn, the workspace feed and each session with something
 // queued, so a noisy session never holds back another or the feed.
 //
-// Overflow policies: a full control lane, semantic bound or byte bound on
-// a semantic frame reports failure and the connection is closed (a dropped
-// response or ordered notification would leave the client wrong). A
-// replaceable frame (an intermediate state of a streaming message) replaces
-// the queued one of the same message after the session's last barrier, in
-// place; over the session's allowance or the byte bound it evicts that
-// session's own oldest replaceable entries, never another session's and
-// never a semantic frame. A message's final state is always semantic, so
-// eviction loses only intermediate states.
+// Answers are bounded by backpressure, not by a policy: the reader admits
+// each frame it reads (admit) before reading it, which waits while
+// maxOutstanding requests are running or answered but not yet written, or
+// while maxAnswerBytes of answers wait to be written. Every frame read is
+// answered exactly once, and the answer's slot is freed when the writer
+// has written it (written). A reader that waits reads nothing, so the
+// client's own requests wait in its socket: only that client slows down.
+// An answer without an admitted slot would be a bug; pushControl refuses
+// it and the connection is closed.
+//
+// Overflow policies for notifications: a semantic frame over the semantic
+// bound reports failure; over the byte bound it first evicts queued
+// replaceable entries of any session, oldest first (they are only
+// intermediate states), and reports failure only when that cannot make
+// room. Failure closes the connection (a dropped ordered notification
+// would leave the client wrong). A replaceable frame (an intermediate
+// state of a streaming message) replaces the queued one of the same
+// message after the session's last barrier, in place; over the session's
+// allowance or the byte bound it evicts that session's own oldest
+// replaceable entries, never another session's and never a semantic
+// frame. A message's final state is always semantic, so eviction loses
+// only intermediate states.
 type outbox struct {
 	wake chan struct{} // capacity 1: signals the writer that work is queued
+	room chan struct{} // capacity 1: signals the reader that an answer was written
+	outboxBounds
 
-	controlCap, semanticCap, allowance, maxBytes int
-
-	mu       sync.Mutex // guards the fields below
-	control  [][]byte
-	feed     [][]byte
-	sessions map[string]*sessionQueue
+	mu sync.Mutex // guards the fields below
+	// outstanding counts admitted frames whose answer is not yet written;
+	// unwritten, those of them answered (queued or being written); and
+	// answerBytes, the bytes of the unwritten answers.
+	outstanding, unwritten, answerBytes int
+	control, feed                       [][]byte
+	sessions                            map[string]*sessionQueue
 	// turn lists the sessions with queued entries, and "" for the feed
 	// when it has some, in serving order; cursor is the next to serve.
 	turn     []string
 	cursor   int
-	semantic int // queued semantic entries, feed included
-	bytes    int // queued notification bytes
+	semantic int    // queued semantic entries, feed included
+	bytes    int    // queued notification bytes
+	stamps   uint64 // the last entry stamp given
 	closed   bool
 }
 
-func newOutbox(controlCap, semanticCap, allowance, maxBytes int) *outbox {
+// outboxBounds are an outbox's limits (see outbox).
+type outboxBounds struct {
+	maxOutstanding, maxAnswerBytes   int
+	semanticCap, allowance, maxBytes int
+}
+
+func newOutbox(b outboxBounds) *outbox {
 	return &outbox{
-		wake:       make(chan struct{}, 1),
-		controlCap: controlCap, semanticCap: semanticCap, allowance: allowance, maxBytes: maxBytes,
-		sessions: make(map[string]*sessionQueue),
+		wake:         make(chan struct{}, 1),
+		room:         make(chan struct{}, 1),
+		outboxBounds: b,
+		sessions:     make(map[string]*sessionQueue),
 	}
 }
 
@@ -117,13 +156,41 @@ func (o *outbox) signal() {
 	}
 }
 
-// pushControl queues a response or error. It reports false when the lane is
-// full or the outbox closed.
+// admit takes a slot for the answer to the next frame the reader reads,
+// waiting while the connection has maxOutstanding frames unanswered on the
+// socket or maxAnswerBytes of answers unwritten. It reports false when ctx
+// ends or the outbox is closed first. Only the reader calls it, so one
+// wake-up channel suffices.
+func (o *outbox) admit(ctx context.Context) bool {
+	for {
+		o.mu.Lock()
+		closed := o.closed
+		ok := !closed && o.outstanding < o.maxOutstanding && o.answerBytes < o.maxAnswerBytes
+		if ok {
+			o.outstanding++
+		}
+		o.mu.Unlock()
+		if ok || closed {
+			return ok
+		}
+		select {
+		case <-o.room:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// pushControl queues the answer to an admitted frame. It reports false when
+// the outbox is closed or the answer has no slot (every admitted frame is
+// answered once, so that would be a bug).
 func (o *outbox) pushControl(frame []byte) bool {
 	o.mu.Lock()
-	ok := !o.closed && len(o.control) < o.controlCap
+	ok := !o.closed && o.unwritten < o.outstanding
 	if ok {
 		o.control = append(o.control, frame)
+		o.unwritten++
+		o.answerBytes += len(frame)
 	}
 	o.mu.Unlock()
 	if ok {
@@ -132,23 +199,44 @@ func (o *outbox) pushControl(frame []byte) bool {
 	return ok
 }
 
-// pushFeed queues a workspace feed notification (semantic).
-func (o *outbox) pushFeed(frame []byte) bool {
+// written frees the slot of an answer the writer has written, and lets a
+// waiting reader read on.
+func (o *outbox) written(e entry) {
+	if !e.answer {
+		return
+	}
 	o.mu.Lock()
-	ok := !o.closed && o.semantic < o.semanticCap && o.bytes+len(frame) <= o.maxBytes
-	if ok {
-		if len(o.feed) == 0 {
-			o.turn = append(o.turn, "")
-		}
-		o.feed = append(o.feed, frame)
-		o.semantic++
-		o.bytes += len(frame)
+	if !o.closed {
+		o.outstanding--
+		o.unwritten--
+		o.answerBytes -= len(e.frame)
 	}
 	o.mu.Unlock()
-	if ok {
-		o.signal()
+	select {
+	case o.room <- struct{}{}:
+	default:
 	}
-	return ok
+}
+
+// pushFeed queues a workspace feed notification (semantic).
+func (o *outbox) pushFeed(frame []byte) pushResult {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || o.semantic >= o.semanticCap {
+		return pushResult{}
+	}
+	yielded, ok := o.yield(len(frame))
+	if !ok {
+		return pushResult{}
+	}
+	if len(o.feed) == 0 {
+		o.turn = append(o.turn, "")
+	}
+	o.feed = append(o.feed, frame)
+	o.semantic++
+	o.bytes += len(frame)
+	o.signal()
+	return pushResult{ok: true, yielded: yielded}
 }
 
 // pushSession queues a notification of a session: a semantic one (key
@@ -161,18 +249,24 @@ func (o *outbox) pushSession(sessionID string, e entry) pushResult {
 	if o.closed {
 		return pushResult{}
 	}
-	// A session is in sessions and turn exactly while it has entries.
+	var res pushResult
+	if key == "" {
+		if o.semantic >= o.semanticCap {
+			return pushResult{}
+		}
+		var ok bool
+		if res.yielded, ok = o.yield(size); !ok {
+			return pushResult{}
+		}
+		o.semantic++
+	}
+	// A session is in sessions and turn exactly while it has entries;
+	// look it up only now, since yielding may have emptied it.
 	q := o.sessions[sessionID]
 	if q == nil {
 		q = &sessionQueue{}
 	}
-	var res pushResult
-	if key == "" {
-		if o.semantic >= o.semanticCap || o.bytes+size > o.maxBytes {
-			return pushResult{}
-		}
-		o.semantic++
-	} else {
+	if key != "" {
 		res.ok = true
 		if i := q.replaceableAfterBarrier(key); i >= 0 {
 			o.bytes -= q.entries[i].size()
@@ -186,6 +280,7 @@ func (o *outbox) pushSession(sessionID string, e entry) pushResult {
 				o.dropIfEmpty(sessionID, q)
 				return res
 			}
+			e.stamp = q.entries[j].stamp
 			q.entries[j] = e
 			o.bytes += size
 			res.replaced = true
@@ -204,11 +299,52 @@ func (o *outbox) pushSession(sessionID string, e entry) pushResult {
 		o.sessions[sessionID] = q
 		o.turn = append(o.turn, sessionID)
 	}
+	o.stamps++
+	e.stamp = o.stamps
 	q.entries = append(q.entries, e)
 	o.bytes += size
 	res.ok = true
 	o.signal()
 	return res
+}
+
+// yield makes room under the byte bound for a semantic frame of size
+// bytes by evicting queued replaceable entries of any session, oldest
+// first. It evicts nothing, and reports false, when even evicting all of
+// them would not make enough room. It returns how many it evicted.
+func (o *outbox) yield(size int) (int, bool) {
+	need := o.bytes + size - o.maxBytes
+	if need <= 0 {
+		return 0, true
+	}
+	replaceable := 0
+	for _, q := range o.sessions {
+		for _, e := range q.entries {
+			if e.key != "" {
+				replaceable += e.size()
+			}
+		}
+	}
+	if replaceable < need {
+		return 0, false
+	}
+	evicted := 0
+	for o.bytes+size > o.maxBytes {
+		// Within a session, queue order is stamp order: each session's
+		// oldest replaceable entry is a candidate.
+		var oldest *sessionQueue
+		var oldestID string
+		at := -1
+		for id, q := range o.sessions {
+			if i := q.oldestReplaceable(); i >= 0 && (at < 0 || q.entries[i].stamp < oldest.entries[at].stamp) {
+				oldest, oldestID, at = q, id, i
+			}
+		}
+		o.removeEntry(oldest, at)
+		o.dropIfEmpty(oldestID, oldest)
+		evicted++
+	}
+	return evicted, true
 }
 
 // makeRoom evicts the session's oldest replaceable entries (other than the
@@ -319,8 +455,9 @@ func (o *outbox) dropSession(sessionID string) {
 	o.removeTurn(sessionID)
 }
 
-// next removes and returns the entry to write next: a control frame, or
-// the head of the feed or session whose turn it is.
+// next removes and returns the entry to write next: an answer, or the head
+// of the feed or session whose turn it is. An answer keeps its slot until
+// the writer reports it written.
 func (o *outbox) next() (entry, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -328,7 +465,7 @@ func (o *outbox) next() (entry, bool) {
 		f := o.control[0]
 		o.control[0] = nil
 		o.control = o.control[1:]
-		return entry{frame: f}, true
+		return entry{frame: f, answer: true}, true
 	}
 	if len(o.turn) == 0 {
 		return entry{}, false
@@ -377,11 +514,20 @@ func (o *outbox) queued() (frames, bytes int) {
 	return frames, o.bytes
 }
 
+// answers reports the admitted frames not yet answered on the socket and
+// the bytes of the answers waiting to be written (for tests).
+func (o *outbox) answers() (outstanding, bytes int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.outstanding, o.answerBytes
+}
+
 // close empties the outbox and refuses further frames, freeing its memory.
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
 	o.control, o.feed, o.sessions, o.turn = nil, nil, nil, nil
 	o.semantic, o.bytes, o.cursor = 0, 0, 0
+	o.outstanding, o.unwritten, o.answerBytes = 0, 0, 0
 	o.mu.Unlock()
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// bounds returns outbox bounds for a unit test: room for 4 answers of any
+// size, and the given notification bounds.
+func bounds(semanticCap, allowance, maxBytes int) outboxBounds {
+	return outboxBounds{maxOutstanding: 4, maxAnswerBytes: 1 << 20, semanticCap: semanticCap, allowance: allowance, maxBytes: maxBytes}
+}
+
+// answer admits a frame and queues its answer, as the reader and a request
+// would.
+func answer(t *testing.T, o *outbox, frame string) {
+	t.Helper()
+	require.True(t, o.admit(context.Background()))
+	require.True(t, o.pushControl([]byte(frame)))
+}
 
 // push queues an encoded session frame, replaceable when key is set.
 func push(o *outbox, sessionID, key string, frame []byte) pushResult {
@@ -27,16 +42,16 @@ func drain(o *outbox) []string {
 }
 
 func TestOutboxDrainsControlFirst(t *testing.T) {
-	o := newOutbox(4, 8, 4, 1<<20)
-	require.True(t, o.pushFeed([]byte("task-1")))
+	o := newOutbox(bounds(8, 4, 1<<20))
+	require.True(t, o.pushFeed([]byte("task-1")).ok)
 	require.True(t, push(o, "s1", "", []byte("added-1")).ok)
 	require.True(t, push(o, "s1", "m1", []byte("update-1")).ok)
-	require.True(t, o.pushControl([]byte("response-1")))
+	answer(t, o, "response-1")
 	assert.Equal(t, []string{"response-1", "task-1", "added-1", "update-1"}, drain(o))
 }
 
 func TestReplaceableFrameReplacesItsQueuedStateInPlace(t *testing.T) {
-	o := newOutbox(4, 8, 4, 1<<20)
+	o := newOutbox(bounds(8, 4, 1<<20))
 	push(o, "s1", "m1", []byte("m1 v1"))
 	push(o, "s1", "m2", []byte("m2 v1"))
 	res := push(o, "s1", "m1", []byte("m1 v2"))
@@ -47,7 +62,7 @@ func TestReplaceableFrameReplacesItsQueuedStateInPlace(t *testing.T) {
 }
 
 func TestSemanticFrameIsABarrierForReplacement(t *testing.T) {
-	o := newOutbox(4, 8, 4, 1<<20)
+	o := newOutbox(bounds(8, 4, 1<<20))
 	push(o, "s1", "m1", []byte("m1 v1"))
 	push(o, "s1", "", []byte("m2 added"))
 	res := push(o, "s1", "m1", []byte("m1 v2"))
@@ -56,7 +71,7 @@ func TestSemanticFrameIsABarrierForReplacement(t *testing.T) {
 }
 
 func TestAllowanceIsPerSessionAndEvictsTheNoisySessionsOwnOldest(t *testing.T) {
-	o := newOutbox(4, 64, 2, 1<<20)
+	o := newOutbox(bounds(64, 2, 1<<20))
 	push(o, "quiet", "q1", []byte("quiet update"))
 	push(o, "noisy", "", []byte("noisy added"))
 	for i := range 5 {
@@ -72,7 +87,7 @@ func TestAllowanceIsPerSessionAndEvictsTheNoisySessionsOwnOldest(t *testing.T) {
 }
 
 func TestSessionsAndTheFeedAreServedInTurn(t *testing.T) {
-	o := newOutbox(4, 256, 4, 1<<20)
+	o := newOutbox(bounds(256, 4, 1<<20))
 	for i := range 50 {
 		push(o, "noisy", "", []byte(fmt.Sprint("noisy ", i)))
 	}
@@ -84,7 +99,7 @@ func TestSessionsAndTheFeedAreServedInTurn(t *testing.T) {
 }
 
 func TestPerSessionOrderHolds(t *testing.T) {
-	o := newOutbox(4, 256, 4, 1<<20)
+	o := newOutbox(bounds(256, 4, 1<<20))
 	for i := range 20 {
 		push(o, "a", "", []byte(fmt.Sprint("a", i)))
 		push(o, "b", "", []byte(fmt.Sprint("b", i)))
@@ -104,25 +119,111 @@ func TestPerSessionOrderHolds(t *testing.T) {
 }
 
 func TestSemanticOverflowIsReported(t *testing.T) {
-	o := newOutbox(4, 3, 4, 1<<20)
-	require.True(t, o.pushFeed([]byte("1")))
+	o := newOutbox(bounds(3, 4, 1<<20))
+	require.True(t, o.pushFeed([]byte("1")).ok)
 	require.True(t, push(o, "s1", "", []byte("2")).ok)
 	require.True(t, push(o, "s2", "", []byte("3")).ok)
 	assert.False(t, push(o, "s1", "", []byte("4")).ok, "a full semantic bound refuses a session frame")
-	assert.False(t, o.pushFeed([]byte("4")), "and a feed frame")
+	assert.False(t, o.pushFeed([]byte("4")).ok, "and a feed frame")
 	assert.True(t, push(o, "s1", "m1", []byte("update")).ok, "replaceable frames have their own allowance")
-	assert.True(t, o.pushControl([]byte("response")), "responses are never held back by notifications")
+	answer(t, o, "response") // responses are never held back by notifications
 }
 
-func TestControlOverflowIsReported(t *testing.T) {
-	o := newOutbox(2, 4, 4, 1<<20)
-	require.True(t, o.pushControl([]byte("r1")))
-	require.True(t, o.pushControl([]byte("r2")))
-	assert.False(t, o.pushControl([]byte("r3")))
+// written has the writer take the next entry and report it written.
+func written(t *testing.T, o *outbox) string {
+	t.Helper()
+	e, ok := o.next()
+	require.True(t, ok)
+	o.written(e)
+	return string(e.frame)
+}
+
+// cannotAdmit reports that the reader would have to wait for a slot.
+func cannotAdmit(o *outbox) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return !o.admit(ctx)
+}
+
+func TestAnAnswersSlotIsFreedWhenItIsWrittenNotWhenItIsQueued(t *testing.T) {
+	o := newOutbox(outboxBounds{maxOutstanding: 2, maxAnswerBytes: 1 << 20, semanticCap: 4, allowance: 4, maxBytes: 1 << 20})
+	answer(t, o, "r1")
+	require.True(t, o.admit(context.Background()), "a request still running holds the second slot")
+	assert.True(t, cannotAdmit(o), "two outstanding: the reader waits")
+
+	e, ok := o.next()
+	require.True(t, ok)
+	assert.True(t, cannotAdmit(o), "an answer being written still holds its slot")
+	o.written(e)
+	assert.True(t, o.admit(context.Background()), "written: the reader reads on")
+	outstanding, _ := o.answers()
+	assert.Equal(t, 2, outstanding)
+}
+
+func TestUnwrittenAnswerBytesHoldTheReaderBack(t *testing.T) {
+	o := newOutbox(outboxBounds{maxOutstanding: 8, maxAnswerBytes: 100, semanticCap: 4, allowance: 4, maxBytes: 1 << 20})
+	answer(t, o, strings.Repeat("x", 60))
+	answer(t, o, strings.Repeat("y", 60))
+	_, bytes := o.answers()
+	assert.Equal(t, 120, bytes, "an answer larger than the room left is still queued")
+	assert.True(t, cannotAdmit(o), "no further frame is read while 100 bytes wait")
+	written(t, o)
+	assert.False(t, cannotAdmit(o), "60 bytes wait: the reader reads on")
+}
+
+func TestTheReaderWaitsForTheWriter(t *testing.T) {
+	o := newOutbox(outboxBounds{maxOutstanding: 1, maxAnswerBytes: 1 << 20, semanticCap: 4, allowance: 4, maxBytes: 1 << 20})
+	answer(t, o, "r1")
+	admitted := make(chan bool)
+	go func() { admitted <- o.admit(context.Background()) }()
+	assert.Equal(t, "r1", written(t, o))
+	assert.True(t, <-admitted, "the written answer woke the waiting reader")
+}
+
+func TestAnAnswerWithoutASlotIsRefused(t *testing.T) {
+	o := newOutbox(bounds(4, 4, 1<<20))
+	answer(t, o, "r1")
+	assert.False(t, o.pushControl([]byte("r2")), "a second answer for one admitted frame is a bug the connection closes on")
+}
+
+func TestSemanticFrameEvictsReplaceableStatesOfAnySessionOldestFirst(t *testing.T) {
+	o := newOutbox(bounds(64, 8, 100))
+	state := func(c string) []byte { return []byte(strings.Repeat(c, 30)) }
+	push(o, "s1", "m1", state("a"))
+	push(o, "s2", "m2", state("b"))
+	push(o, "s1", "m3", state("c"))
+	require.True(t, push(o, "s1", "m1", state("A")).replaced, "a newer state of m1 keeps m1's place, and its age")
+
+	res := push(o, "s3", "", []byte(strings.Repeat("S", 50)))
+	require.True(t, res.ok, "the semantic frame is queued, not refused")
+	assert.Equal(t, 2, res.yielded, "m1 (of s1) and m2 (of s2) made room, oldest first")
+	assert.Zero(t, res.evicted)
+	assert.ElementsMatch(t, []string{strings.Repeat("c", 30), strings.Repeat("S", 50)}, drain(o))
+}
+
+func TestFeedFrameEvictsReplaceableStates(t *testing.T) {
+	o := newOutbox(bounds(64, 8, 100))
+	push(o, "s1", "m1", []byte(strings.Repeat("a", 40)))
+	push(o, "s1", "", []byte(strings.Repeat("b", 40)))
+	res := o.pushFeed([]byte(strings.Repeat("f", 40)))
+	require.True(t, res.ok)
+	assert.Equal(t, 1, res.yielded)
+	assert.ElementsMatch(t, []string{strings.Repeat("b", 40), strings.Repeat("f", 40)}, drain(o))
+}
+
+func TestSemanticFrameIsRefusedOnlyWhenEvictionCannotMakeRoom(t *testing.T) {
+	o := newOutbox(bounds(64, 8, 100))
+	push(o, "s1", "", []byte(strings.Repeat("a", 60)))
+	push(o, "s2", "m1", []byte(strings.Repeat("b", 30)))
+	res := push(o, "s3", "", []byte(strings.Repeat("c", 50)))
+	assert.False(t, res.ok, "60 semantic bytes leave too little room even without the 30 replaceable ones")
+	assert.Zero(t, res.yielded, "nothing was evicted in vain")
+	_, bytes := o.queued()
+	assert.Equal(t, 90, bytes)
 }
 
 func TestByteBoundEvictsOnlyReplaceableStates(t *testing.T) {
-	o := newOutbox(4, 64, 8, 100)
+	o := newOutbox(bounds(64, 8, 100))
 	big := strings.Repeat("x", 40)
 	require.True(t, push(o, "s1", "m1", []byte(big)).ok)
 	require.True(t, push(o, "s1", "m2", []byte(big)).ok)
@@ -132,7 +233,6 @@ func TestByteBoundEvictsOnlyReplaceableStates(t *testing.T) {
 	_, bytes := o.queued()
 	assert.Equal(t, 80, bytes)
 
-	assert.False(t, o.pushFeed([]byte(big)), "an ordered frame over the byte bound is refused")
 	res = push(o, "s2", "m9", []byte(big))
 	assert.True(t, res.ok)
 	assert.Equal(t, 1, res.evicted, "another session has nothing to give way: its new state goes, s1 keeps its own")
@@ -140,7 +240,7 @@ func TestByteBoundEvictsOnlyReplaceableStates(t *testing.T) {
 }
 
 func TestGrowingReplacementStaysWithinTheByteBound(t *testing.T) {
-	o := newOutbox(4, 64, 8, 100)
+	o := newOutbox(bounds(64, 8, 100))
 	push(o, "s1", "m1", []byte(strings.Repeat("a", 30)))
 	push(o, "s1", "m2", []byte(strings.Repeat("b", 30)))
 	res := push(o, "s1", "m2", []byte(strings.Repeat("b", 60)))
@@ -152,7 +252,7 @@ func TestGrowingReplacementStaysWithinTheByteBound(t *testing.T) {
 }
 
 func TestDroppedSessionAndClosedOutboxFreeTheirFrames(t *testing.T) {
-	o := newOutbox(4, 4, 4, 1<<20)
+	o := newOutbox(bounds(4, 4, 1<<20))
 	push(o, "s1", "", []byte("a"))
 	push(o, "s1", "m1", []byte("b"))
 	push(o, "s2", "", []byte("c"))
@@ -164,19 +264,24 @@ func TestDroppedSessionAndClosedOutboxFreeTheirFrames(t *testing.T) {
 	assert.True(t, push(o, "s3", "", []byte("e")).ok)
 	assert.True(t, push(o, "s3", "", []byte("f")).ok)
 
+	answer(t, o, "r1")
 	o.close()
 	_, ok := o.next()
 	assert.False(t, ok)
 	assert.False(t, o.pushControl([]byte("x")))
+	assert.False(t, o.admit(context.Background()), "a closed outbox admits nothing")
+	outstanding, answerBytes := o.answers()
+	assert.Zero(t, outstanding)
+	assert.Zero(t, answerBytes)
 	frames, bytes = o.queued()
 	assert.Zero(t, frames)
 	assert.Zero(t, bytes)
 }
 
 func TestOutboxWakesTheWriterOnce(t *testing.T) {
-	o := newOutbox(4, 4, 4, 1<<20)
+	o := newOutbox(bounds(4, 4, 1<<20))
 	o.pushFeed([]byte("a"))
-	o.pushControl([]byte("b"))
+	answer(t, o, "b")
 	push(o, "s1", "m1", []byte("c"))
 	assert.Len(t, o.wake, 1, "the wake signal coalesces")
 }

@@ -23,9 +23,11 @@ type sessionStream struct {
 	// sent starts over with each (see streamBook).
 	id uint64
 	// replaced and evicted count the session's replaceable frames that a
-	// newer state replaced in the queue, and that were dropped to keep the
-	// session within its allowance; they are logged when the session
-	// closes on the connection.
+	// newer state replaced in the queue, and that its own newer states
+	// evicted to keep the session within its allowance or the byte bound;
+	// they are logged when the session closes on the connection. (States
+	// evicted for another session's semantic frame are only counted in
+	// the metrics.)
 	replaced, evicted int
 }
 
@@ -103,6 +105,7 @@ func (c *conn) sendSession(sessionID, action string, payload json.RawMessage, ms
 	}
 	key := e.key
 	res := c.out.pushSession(sessionID, e)
+	c.g.metrics.countYielded(res.yielded)
 	switch {
 	case !res.ok:
 		c.overflow(laneSemantic)
