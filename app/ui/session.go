@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -163,11 +164,23 @@ func (v *sessionView) close(app.Context) {
 
 // subscribe asks for the open session's snapshot; resubscribe first leaves
 // the session on the server (after a gap) so the server sends a fresh one.
-func (v *sessionView) subscribe(ctx app.Context) { v.join(ctx, false) }
+func (v *sessionView) subscribe(ctx app.Context) { v.join(ctx, false, 0) }
 
-func (v *sessionView) resubscribe(ctx app.Context) { v.join(ctx, true) }
+func (v *sessionView) resubscribe(ctx app.Context) { v.join(ctx, true, 0) }
 
-func (v *sessionView) join(ctx app.Context, leaveFirst bool) {
+// joinBackoff is the pause before each retry of a join that timed out or
+// met an unavailable server; after the last one the error is shown.
+var joinBackoff = []time.Duration{250 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
+
+// retryableJoin reports whether a failed session.subscribe may succeed if
+// sent again: it timed out, or the server was unavailable.
+func retryableJoin(err error) bool {
+	return errors.Is(err, wsclient.ErrTimeout) || shared.ErrorCode(err) == shared.CodeUnavailable
+}
+
+// join subscribes to the open session for a fresh snapshot; attempt counts
+// the retries of a failed join (see joinBackoff).
+func (v *sessionView) join(ctx app.Context, leaveFirst bool, attempt int) {
 	ctx = v.ui()
 	if v.subscribing || v.openID == "" {
 		return
@@ -193,8 +206,19 @@ func (v *sessionView) join(ctx app.Context, leaveFirst bool) {
 			}
 			v.subscribing = false
 			if err != nil || resp.Snapshot == nil {
-				// A lost connection subscribes again on reconnect.
-				if err != nil && !lostConnection(err) {
+				switch {
+				case err == nil, lostConnection(err):
+					// A lost connection subscribes again on reconnect.
+				case retryableJoin(err) && attempt < len(joinBackoff):
+					// A busy server answered too late, or its database was
+					// away: the session stays unloaded until a join
+					// succeeds, so try again rather than show nothing.
+					ctx.After(joinBackoff[attempt], func(ctx app.Context) {
+						if v.detail == detail {
+							v.join(ctx, true, attempt+1)
+						}
+					})
+				default:
 					v.err = "Could not open the session: " + describe(err)
 				}
 				return

@@ -39,6 +39,10 @@ type subscriptionServer struct {
 	mu      sync.Mutex
 	ops     []string        // guarded by mu; "subscribe s1" and so on
 	members map[string]bool // guarded by mu
+	// unanswered is how many subscribes, first ones first, get no answer,
+	// as from a server too busy to answer within the client's timeout;
+	// guarded by mu.
+	unanswered int
 }
 
 func (s *subscriptionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -63,6 +67,11 @@ func (s *subscriptionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch req.Action {
 		case shared.ActionSessionSubscribe:
 			s.ops = append(s.ops, "subscribe "+ref.SessionID)
+			if s.unanswered > 0 {
+				s.unanswered--
+				s.mu.Unlock()
+				continue
+			}
 			resp := shared.SessionSubscribeResponse{}
 			if !s.members[ref.SessionID] {
 				s.members[ref.SessionID] = true
@@ -145,4 +154,40 @@ func TestSubscriptionChangesReachTheServerInTheOrderTheViewMadeThem(t *testing.T
 	assert.Equal(t, []string{"s2"}, open, "the server has exactly the shown session open")
 	require.NotNil(t, v.detail)
 	assert.True(t, v.detail.Loaded(), "the shown session's snapshot arrived")
+}
+
+// A subscribe the server answers too late (the client's request timed out)
+// is sent again after a pause, so the shown session loads instead of
+// staying empty with an error.
+func TestATimedOutSubscribeIsRetried(t *testing.T) {
+	srv := &subscriptionServer{members: make(map[string]bool), unanswered: 2}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	client := wsclient.New(wsclient.Options{URL: "ws" + strings.TrimPrefix(hs.URL, "http"), RequestTimeout: 200 * time.Millisecond})
+	client.Start()
+	t.Cleanup(client.Close)
+	require.Eventually(t, func() bool { return client.Request(context.Background(), shared.ActionPing, nil, nil) == nil },
+		5*time.Second, time.Millisecond)
+
+	eng := app.NewTestEngine()
+	var g grabber
+	require.NoError(t, eng.Load(&g))
+	eng.ConsumeAll()
+	s := booted()
+	s.link = &link{ui: g.ctx, shell: s, client: client}
+	v := newSessionView(s)
+	t.Cleanup(v.release)
+	s.sessions = v
+	v.taskID = "t1"
+	v.open(g.ctx, shared.Session{ID: "s1", TaskID: "t1"})
+
+	require.Eventually(t, func() bool {
+		eng.ConsumeAll()
+		return v.detail != nil && v.detail.Loaded()
+	}, 10*time.Second, 10*time.Millisecond, "the session loads once a retried subscribe is answered")
+	assert.Empty(t, v.err)
+	ops, open := srv.seen()
+	assert.Equal(t, 3, strings.Count(strings.Join(ops, ","), "subscribe s1")-strings.Count(strings.Join(ops, ","), "unsubscribe s1"),
+		"two unanswered subscribes, then the one that loads: %v", ops)
+	assert.Equal(t, []string{"s1"}, open)
 }
