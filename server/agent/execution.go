@@ -183,8 +183,10 @@ func (e *Execution) spawn() error {
 	}
 	e.cmd, e.stdin, e.stdout = cmd, &stdinWriter{f: inW}, outR
 	e.reader = &wireReader{src: bufio.NewReaderSize(outR, 64<<10), seq: e.seq, violation: e.fail}
-	e.conn = acp.NewClientSideConnection(client{e}, e.stdin, e.reader)
+	gate := NewReadGate(e.reader)
+	e.conn = acp.NewClientSideConnection(client{e}, e.stdin, gate)
 	e.conn.SetLogger(e.opts.Logger)
+	gate.Open()
 	go e.seq.run(e.opts.Handler)
 	go e.wait()
 	go e.supervise()

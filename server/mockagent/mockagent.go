@@ -16,6 +16,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/herd-dev/herd/server/agent"
 )
 
 // Run runs `herd mock-agent [--slow-start MS]`: the scripted agent (see
@@ -44,8 +46,10 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 		ctx: ctx, version: version, slowStart: time.Duration(*slowStart) * time.Millisecond,
 		log: slog.New(slog.NewTextHandler(stderr, nil)), sessions: make(map[acp.SessionId]string),
 	}
-	m.conn = acp.NewAgentSideConnection(m, stdout, stdin)
+	gate := agent.NewReadGate(stdin)
+	m.conn = acp.NewAgentSideConnection(m, stdout, gate)
 	m.conn.SetLogger(m.log)
+	gate.Open()
 	select {
 	case <-m.conn.Done():
 	case <-ctx.Done():

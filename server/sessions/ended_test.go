@@ -135,9 +135,8 @@ func TestCancelSettlesARunningSessionWithoutATurn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, shared.OutcomeQueued, queued.Outcome)
 
-	s, err := rig.m.Cancel(ctx, rig.session.ID)
+	_, err = rig.m.Cancel(ctx, rig.session.ID)
 	require.NoError(t, err)
-	assert.NotEqual(t, shared.SessionRunning, s.State)
 	require.Eventually(t, func() bool { return rig.settled() == 1 }, 20*time.Second, 10*time.Millisecond, "the queued prompt runs")
 	rig.waitState(t, shared.SessionWaitingForInput)
 }

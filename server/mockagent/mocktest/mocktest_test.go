@@ -44,7 +44,7 @@ func TestProfileRunsThisBinaryAsTheMockAgent(t *testing.T) {
 		t.Fatalf("profile = %+v", p)
 	}
 
-	cmd, _, _ := command(p)
+	cmd, _, stderr := command(p)
 	cmd.Stdout = nil
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -76,7 +76,7 @@ func TestProfileRunsThisBinaryAsTheMockAgent(t *testing.T) {
 	}
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the agent did not exit cleanly when its stdin closed: %v", err)
+		t.Fatalf("the agent did not exit cleanly when its stdin closed: %v\n%s", err, stderr)
 	}
 }
 
