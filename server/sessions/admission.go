@@ -136,8 +136,26 @@ func (r *run) kick(ctx context.Context) {
 }
 
 // turnEnd is a coalescer barrier marking the end of a turn: when the sink
-// reaches it, everything the agent sent before has been persisted.
-type turnEnd struct{ done chan struct{} }
+// reaches it, everything the agent sent before has been persisted. cut,
+// when set, is the final status of the messages still streaming: the turn
+// ended because its agent did.
+type turnEnd struct {
+	done chan struct{}
+	cut  shared.MessageState
+}
+
+// cutOffStatus is the status of a message an execution left streaming:
+// none while it runs, cancelled when herd stopped it, failed when it died.
+func cutOffStatus(exec *agent.Execution) shared.MessageState {
+	switch err := exec.Err(); {
+	case err == nil:
+		return ""
+	case errors.Is(err, agent.ErrClosed):
+		return shared.MessageCancelled
+	default:
+		return shared.MessageFailed
+	}
+}
 
 // turn runs one claimed prompt: mark the session RUNNING, hand the prompt
 // to the agent, wait for the turn to end, then settle, give the tracker
@@ -199,7 +217,7 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 
 	stop, promptErr := exec.Prompt(ctx, msg.Content)
 
-	end := turnEnd{done: make(chan struct{})}
+	end := turnEnd{done: make(chan struct{}), cut: cutOffStatus(exec)}
 	if err := co.Barrier(ctx, end); err == nil {
 		select {
 		case <-end.done:

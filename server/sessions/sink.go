@@ -147,7 +147,11 @@ func (s *sink) handle(out coalescer.Output) {
 		m.msg.Content = m.text.String()
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, m.msg, true)
 	case coalescer.OpBarrier:
-		s.finishOpen(shared.MessageComplete)
+		status := shared.MessageComplete
+		if end, ok := out.Event.(turnEnd); ok && end.cut != "" {
+			status = end.cut
+		}
+		s.finishOpen(status)
 		s.barrier(out.Event)
 	}
 }
