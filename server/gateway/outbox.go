@@ -295,7 +295,9 @@ func (o *outbox) pushSession(sessionID string, e entry) pushResult {
 		}
 		q.replaceable++
 	}
-	if len(q.entries) == 0 {
+	// Eviction may have emptied a queue that is still in the serving
+	// order: only a queue not in it joins it.
+	if o.sessions[sessionID] != q {
 		o.sessions[sessionID] = q
 		o.turn = append(o.turn, sessionID)
 	}

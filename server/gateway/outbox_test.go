@@ -285,3 +285,19 @@ func TestOutboxWakesTheWriterOnce(t *testing.T) {
 	push(o, "s1", "m1", []byte("c"))
 	assert.Len(t, o.wake, 1, "the wake signal coalesces")
 }
+
+// A streaming state that evicts every entry its session had queued leaves
+// the session in the serving order once: served twice, the second turn
+// would find no queue.
+func TestEvictingASessionsWholeQueueKeepsOneTurn(t *testing.T) {
+	o := newOutbox(bounds(8, 8, 100))
+	require.True(t, push(o, "s1", "m1", make([]byte, 60)).ok)
+	res := push(o, "s1", "m2", make([]byte, 60))
+	require.True(t, res.ok)
+	assert.Equal(t, 1, res.evicted, "m1's state made way")
+	assert.Equal(t, []string{"s1"}, o.turn)
+	assert.NotPanics(t, func() { assert.Len(t, drain(o), 1) })
+	frames, bytes := o.queued()
+	assert.Zero(t, frames)
+	assert.Zero(t, bytes)
+}
