@@ -25,17 +25,19 @@ type databaseCheck struct {
 	err     error
 }
 
-// check returns the outcome of the newest check, running one when the last
-// is older than readinessCacheFor.
-func (d *databaseCheck) check(ctx context.Context) error {
+// check returns the outcome of the newest check and whether it ran one now,
+// which it does when the last is older than readinessCacheFor. The check
+// does not end with the probe that asked for it: a probe that gave up must
+// not leave its cancellation as the answer to the next ones.
+func (d *databaseCheck) check(ctx context.Context) (err error, fresh bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.checked.IsZero() && time.Since(d.checked) < readinessCacheFor {
-		return d.err
+		return d.err, false
 	}
-	ctx, cancel := context.WithTimeout(ctx, readinessTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readinessTimeout)
 	defer cancel()
 	d.err = d.ping(ctx)
 	d.checked = time.Now()
-	return d.err
+	return d.err, true
 }

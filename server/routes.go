@@ -84,8 +84,10 @@ func (s *Server) readyz(c echo.Context) error {
 	if !s.ready.Load() {
 		return c.JSON(http.StatusServiceUnavailable, readiness{Reason: "starting or shutting down"})
 	}
-	if err := s.dbCheck.check(c.Request().Context()); err != nil {
-		s.log.Warn("readiness: database check failed", "err", err)
+	if err, fresh := s.dbCheck.check(c.Request().Context()); err != nil {
+		if fresh {
+			s.log.Warn("readiness: database check failed", "err", err)
+		}
 		return c.JSON(http.StatusServiceUnavailable, readiness{Reason: "database unavailable"})
 	}
 	return c.JSON(http.StatusOK, readiness{Ready: true})

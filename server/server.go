@@ -225,6 +225,7 @@ func (s *Server) startup(ctx context.Context) error {
 		Handoff:        s.cfg.ClaudeBackgroundPromptHandoff,
 		Git:            git,
 		AgentNice:      s.cfg.AgentNice,
+		Registerer:     s.registry,
 	})
 	if err != nil {
 		return fmt.Errorf("start sessions: %w", err)

@@ -119,7 +119,7 @@ environment for secrets: a command line is visible to every local user.
 func newLogger(w io.Writer, o logOptions) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", o.level)
+		return nil, fmt.Errorf("--log-level (HERD_LOG_LEVEL): want debug, info, warn or error")
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	switch o.format {
@@ -128,7 +128,7 @@ func newLogger(w io.Writer, o logOptions) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, hopts)), nil
 	default:
-		return nil, fmt.Errorf("--log-format %q: want text or json", o.format)
+		return nil, fmt.Errorf("--log-format (HERD_LOG_FORMAT): want text or json")
 	}
 }
 

@@ -99,8 +99,11 @@ func TestAReaderHeldBackIsNotTakenForADeadPeer(t *testing.T) {
 	g, _, url := lanesGateway(t, func(c *Config) {
 		c.Summaries = summaries
 		c.MaxInFlight = 1
-		c.PingInterval = 2 * time.Millisecond
-		c.PingTimeout = 10 * time.Millisecond
+		// The first ping (80 ms at the soonest) comes after the two
+		// requests below hold the reader back; until then the client's
+		// pongs are read at once, well within the timeout.
+		c.PingInterval = 100 * time.Millisecond
+		c.PingTimeout = 40 * time.Millisecond
 	})
 	t.Cleanup(summaries.let)
 	client := dial(t, url, nil)

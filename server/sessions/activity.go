@@ -53,7 +53,10 @@ func (m *Manager) publishActivity(ctx context.Context, c tracker.Change) error {
 		}
 		var s shared.Session
 		var changed bool
-		err := m.persist(ctx, "store activity", c.SessionID, func(ctx context.Context) error {
+		// Retried for as long as the manager runs, not the publication's
+		// own deadline: a change given up is published only with the
+		// session's next change, which may never come.
+		err := m.persist(m.ctx, "store activity", c.SessionID, func(ctx context.Context) error {
 			var err error
 			s, changed, err = m.cfg.Store.SetActivity(ctx, c.SessionID, state, want)
 			return err

@@ -54,7 +54,7 @@ func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, co
 		return m.duplicate(ctx, r, session, msg)
 	}
 	if claimed {
-		m.goTracked(func() { r.turn(msg, token, claim, false) })
+		r.startTurnLocked(msg, token, claim, false)
 		r.mu.Unlock()
 		return shared.MessageAddResponse{Message: msg, Outcome: shared.OutcomeDispatched}, nil
 	}
@@ -123,7 +123,7 @@ func (r *run) admitLocked(ctx context.Context) (shared.Message, bool) {
 		r.m.tr.Release(claim)
 		return shared.Message{}, false
 	}
-	r.m.goTracked(func() { r.turn(msg, token, claim, handoff) })
+	r.startTurnLocked(msg, token, claim, handoff)
 	return msg, true
 }
 
@@ -155,6 +155,20 @@ func cutOffStatus(exec *agent.Execution) shared.MessageState {
 	default:
 		return shared.MessageFailed
 	}
+}
+
+// startTurnLocked runs turn on a goroutine of its own, counted in
+// r.turns until it ends. The caller holds r.mu.
+func (r *run) startTurnLocked(msg shared.Message, token string, claim tracker.Claim, handoff bool) {
+	r.turns++
+	r.m.goTracked(func() {
+		defer func() {
+			r.mu.Lock()
+			r.turns--
+			r.mu.Unlock()
+		}()
+		r.turn(msg, token, claim, handoff)
+	})
 }
 
 // turn runs one claimed prompt: mark the session RUNNING, hand the prompt
@@ -202,11 +216,18 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		r.fail(ctx, errors.New("the agent stopped before the prompt could be sent"))
 		return
 	}
-	err := r.m.persist(ctx, "mark prompt sent", r.id, func(ctx context.Context) error {
-		return r.m.cfg.Store.MarkSent(ctx, msg.ID, token)
-	})
+	// The prompt is sent only once it is stored as sent, so that no restart
+	// sends it again: at most once, even when the send is cut short.
+	err := ctx.Err()
+	if err == nil {
+		err = r.m.persist(ctx, "mark prompt sent", r.id, func(ctx context.Context) error {
+			return r.m.cfg.Store.MarkSent(ctx, msg.ID, token)
+		})
+	}
 	if err != nil {
-		r.m.log.Error("mark prompt sent", "session", r.id, "err", err)
+		r.m.log.Error("prompt not sent", "session", r.id, "err", err)
+		r.undispatched(ctx, msg, token, handoff)
+		return
 	}
 	dispatched = r.m.tr.Dispatched(claim)
 	msg.Status = shared.MessageComplete
@@ -217,7 +238,11 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 
 	stop, promptErr := exec.Prompt(ctx, msg.Content)
 
-	end := turnEnd{done: make(chan struct{}), cut: cutOffStatus(exec)}
+	cut := cutOffStatus(exec)
+	if cut == "" && ctx.Err() != nil {
+		cut = shared.MessageCancelled // herd is stopping: it cuts the stream
+	}
+	end := turnEnd{done: make(chan struct{}), cut: cut}
 	if err := co.Barrier(ctx, end); err == nil {
 		select {
 		case <-end.done:
@@ -227,15 +252,19 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	}
 	outcome := settleOutcome(stop, promptErr)
 	switch {
+	case ctx.Err() != nil:
+		// Shutting down: the turn did not fail, it was interrupted, and
+		// start-up recovery settles the session.
+		return
+	case errors.Is(exec.Err(), agent.ErrClosed):
+		// herd stopped the agent (the task was archived): whoever stopped
+		// it has set the session's state.
+		outcome = shared.TurnCancelled
 	case promptErr != nil && exec.Err() != nil:
 		r.fail(ctx, exec.Err())
 	case !r.m.tr.Current(claim):
 		// Handed off: the successor owns the foreground and settles the
 		// session; this late result changes nothing else.
-	case ctx.Err() != nil:
-		// Shutting down: the turn did not fail, it was interrupted, and
-		// start-up recovery settles the session.
-		return
 	default:
 		if promptErr != nil {
 			r.recordError(ctx, promptErr)
@@ -251,6 +280,23 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnSettled, shared.TurnSettledEvent{
 		SessionID: r.id, TurnID: msg.ID, Outcome: outcome,
 	}, false)
+}
+
+// undispatched undoes a turn whose prompt could not be stored as sent: the
+// prompt goes back to the queue and the session settles (a handed-off turn
+// leaves the session to the turn it took over from).
+func (r *run) undispatched(ctx context.Context, msg shared.Message, token string, handoff bool) {
+	err := r.m.persist(ctx, "release claim", r.id, func(ctx context.Context) error {
+		return r.m.cfg.Store.ReleaseClaim(ctx, msg.ID, token)
+	})
+	if err != nil {
+		r.m.log.Error("release claim", "session", r.id, "err", err)
+	}
+	if !handoff && ctx.Err() == nil {
+		_, _ = r.transition(ctx, evSettle, "", true) // a conflict: it ended otherwise; anything else is logged
+	}
+	r.publishQueue(ctx)
+	r.m.mark(r.taskID)
 }
 
 // recordError stores an agent's recoverable error (its prompt failed but
@@ -361,10 +407,13 @@ func (m *Manager) Cancel(ctx context.Context, sessionID string) (shared.Session,
 			}
 		}
 		m.tr.Cancel(r.id)
-		if session.State == shared.SessionRunning && !m.tr.View(r.id).Claimed {
-			// RUNNING with no turn holding the prompt claim: a turn's end
-			// that could not be stored (logged then). Cancelling settles
-			// it, and the queue runs.
+		r.mu.Lock()
+		turns := r.turns
+		r.mu.Unlock()
+		if session.State == shared.SessionRunning && turns == 0 && !m.tr.View(r.id).Claimed {
+			// RUNNING with no turn in flight: a turn's end that could not
+			// be stored (logged then). Cancelling settles it, and the
+			// queue runs.
 			if _, err := r.transition(ctx, evSettle, "", false); err != nil && shared.ErrorCode(err) != shared.CodeConflict {
 				return shared.Session{}, err
 			}

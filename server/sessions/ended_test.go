@@ -140,3 +140,35 @@ func TestCancelSettlesARunningSessionWithoutATurn(t *testing.T) {
 	require.Eventually(t, func() bool { return rig.settled() == 1 }, 20*time.Second, 10*time.Millisecond, "the queued prompt runs")
 	rig.waitState(t, shared.SessionWaitingForInput)
 }
+
+// Closing the manager (herd stopping gracefully) in the middle of a stream
+// cuts the message off as cancelled, never complete, and does not fail the
+// session: its agent did not die, herd stopped it, and start-up recovery
+// settles the session.
+func TestStoppingMidStreamCancelsTheMessageAndKeepsTheSession(t *testing.T) {
+	ctx := context.Background()
+	rig := newSessionRig(t, "sqlite")
+	_, err := rig.m.AddMessage(ctx, rig.session.ID, "c-stream", "/scenario stream 5000 1")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		msgs, _, _ := rig.st.ListMessages(ctx, rig.session.ID, 0, 500)
+		for _, m := range msgs {
+			if m.Type == shared.MessageAgent && len(m.Content) > 20 {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 5*time.Millisecond, "the stream never started")
+
+	rig.m.Close()
+	var answers []shared.Message
+	for _, m := range rig.transcript(t) {
+		if m.Type == shared.MessageAgent {
+			answers = append(answers, m)
+		}
+	}
+	require.Len(t, answers, 1)
+	assert.Equal(t, shared.MessageCancelled, answers[0].Status, "cut off by the stop: %d bytes", len(answers[0].Content))
+	assert.Less(t, len(answers[0].Content), len(numbers(5000)))
+	assert.Equal(t, shared.SessionRunning, rig.storedSession(t).State, "left for recovery, not failed")
+}

@@ -18,8 +18,9 @@ type metrics struct {
 //   - herd_session_write_retries_total: attempts of a session write
 //     (agent output, a turn's end, a failure) that found the database
 //     unavailable and were retried;
-//   - herd_session_writes_abandoned_total: such writes given up at
-//     shutdown, left for start-up recovery to repair.
+//   - herd_session_writes_abandoned_total: such writes given up (the
+//     manager closed, or their caller's deadline passed), left for
+//     start-up recovery or the next change to repair.
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
@@ -28,7 +29,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		abandoned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herd_session_writes_abandoned_total",
-			Help: "Session writes given up at shutdown while the database was unavailable.",
+			Help: "Session writes given up while the database was unavailable (at shutdown, or past their caller's deadline).",
 		}),
 	}
 	if reg == nil {

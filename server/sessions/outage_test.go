@@ -214,20 +214,22 @@ func assertWhole(t *testing.T, want, got string) {
 
 // A turn that ends while the database is away still settles: the session
 // leaves RUNNING once the database is back (not only after a restart), and
-// the prompt queued behind the turn runs.
+// the prompt queued behind the turn runs. The turn's end falls inside the
+// outage: nothing settles until the database is back.
 func TestTurnEndingDuringADatabaseOutageSettles(t *testing.T) {
 	for db := range outages {
 		t.Run(db, func(t *testing.T) {
 			ctx := context.Background()
 			rig := newSessionRig(t, db)
-			_, err := rig.m.AddMessage(ctx, rig.session.ID, "c-sleep", "/scenario sleep 500")
+			_, err := rig.m.AddMessage(ctx, rig.session.ID, "c-sleep", "/scenario sleep 1500")
 			require.NoError(t, err)
 			_, err = rig.m.AddMessage(ctx, rig.session.ID, "c-next", "next")
 			require.NoError(t, err)
 			rig.waitState(t, shared.SessionRunning)
 
 			rig.begin()
-			time.Sleep(2 * time.Second) // the turn ends half a second into the outage
+			time.Sleep(3 * time.Second) // the turn ends well inside the outage
+			require.Zero(t, rig.settled(), "no turn could settle while the database was away")
 			rig.end()
 
 			require.Eventually(t, func() bool { return rig.settled() == 2 }, 60*time.Second, 10*time.Millisecond,

@@ -7,10 +7,15 @@ import (
 	"github.com/herd-dev/herd/server/store"
 )
 
-// Backoff of persist between attempts.
+// Backoff of persist between attempts, and the bound of one attempt: a
+// database that neither answers nor refuses (a network partition) must
+// not hold a write, nor shutdown, for the minutes a TCP timeout takes.
+// Once the manager is closing, an attempt gets less.
 const (
-	persistFirstBackoff = 50 * time.Millisecond
-	persistMaxBackoff   = 2 * time.Second
+	persistFirstBackoff     = 50 * time.Millisecond
+	persistMaxBackoff       = 2 * time.Second
+	persistAttemptTimeout   = 10 * time.Second
+	persistShutdownDeadline = 2 * time.Second
 )
 
 // persist runs write, a change that records what already happened (agent
@@ -21,11 +26,19 @@ const (
 // returns the error when the error is of another kind, or when ctx or the
 // manager ends; start-up recovery then repairs what is left (streaming
 // messages, RUNNING sessions). Each attempt runs without ctx's
-// cancellation, so a shutdown never cuts a write half way.
+// cancellation, so a shutdown makes one more attempt rather than none, but
+// within a deadline (persistAttemptTimeout, persistShutdownDeadline once
+// the manager is closing).
 func (m *Manager) persist(ctx context.Context, what, sessionID string, write func(context.Context) error) error {
 	backoff := persistFirstBackoff
 	for attempt := 1; ; attempt++ {
-		err := write(context.WithoutCancel(ctx))
+		bound := persistAttemptTimeout
+		if m.ctx.Err() != nil {
+			bound = persistShutdownDeadline
+		}
+		attemptCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
+		err := write(attemptCtx)
+		cancel()
 		if err == nil {
 			if attempt > 1 {
 				m.log.Info("database write went through after retrying", "what", what, "session", sessionID, "attempts", attempt)

@@ -34,6 +34,8 @@ type run struct {
 	// waiting holds the agent's unanswered requests by pending id.
 	waiting  map[string]*waiter
 	stopping bool
+	// turns counts the turn goroutines in flight (see startTurnLocked).
+	turns int
 }
 
 // waiter is an agent request waiting for the person's answer.

@@ -23,8 +23,10 @@ import (
 // unavailable error to errors.As.
 type unavailableError struct{ cause error }
 
+// Error implements error.
 func (e *unavailableError) Error() string { return "database unavailable: " + e.cause.Error() }
 
+// Unwrap returns the driver's error.
 func (e *unavailableError) Unwrap() error { return e.cause }
 
 // As makes the error a *shared.Error with code unavailable, so every edge
@@ -41,10 +43,13 @@ func (e *unavailableError) As(target any) bool {
 // character, SQLSTATE 22021): the caller's input is at fault.
 type unstorableError struct{ cause error }
 
+// Error implements error.
 func (e *unstorableError) Error() string { return "text cannot be stored: " + e.cause.Error() }
 
+// Unwrap returns the driver's error.
 func (e *unstorableError) Unwrap() error { return e.cause }
 
+// As makes the error a *shared.Error with code bad_request.
 func (e *unstorableError) As(target any) bool {
 	if t, ok := target.(**shared.Error); ok {
 		*t = shared.Errorf(shared.CodeBadRequest, "the text holds a NUL character or invalid UTF-8, which cannot be stored")
@@ -55,7 +60,10 @@ func (e *unstorableError) As(target any) bool {
 
 // Unavailable reports whether err says the database could not be reached
 // or could not take the work right now, so the same work may succeed when
-// retried later.
+// retried later: the server is down, restarting, in recovery or read-only
+// during a failover, out of connections or disk, a connection broke or
+// timed out, SQLite is locked by another process, or the transaction lost
+// to a concurrent one (serialization failure, deadlock).
 func Unavailable(err error) bool {
 	var ue *unavailableError
 	return errors.As(err, &ue) || isUnavailable(err)
@@ -68,6 +76,9 @@ const (
 	pgAdminShutdown        = "57P01"
 	pgCrashShutdown        = "57P02"
 	pgCannotConnectNow     = "57P03"
+	pgReadOnlyTransaction  = "25006" // a standby, or a primary demoted by a failover
+	pgSerializationFailure = "40001"
+	pgDeadlockDetected     = "40P01"
 	pgCharacterNotInRepert = "22021"
 )
 
@@ -80,7 +91,8 @@ func isUnavailable(err error) bool {
 	if errors.As(err, &pe) {
 		switch {
 		case strings.HasPrefix(pe.Code, pgClassConnection), strings.HasPrefix(pe.Code, pgClassResources),
-			pe.Code == pgAdminShutdown, pe.Code == pgCrashShutdown, pe.Code == pgCannotConnectNow:
+			pe.Code == pgAdminShutdown, pe.Code == pgCrashShutdown, pe.Code == pgCannotConnectNow,
+			pe.Code == pgReadOnlyTransaction, pe.Code == pgSerializationFailure, pe.Code == pgDeadlockDetected:
 			return true
 		}
 		return false
