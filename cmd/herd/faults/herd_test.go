@@ -54,15 +54,6 @@ var listening = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // startHerd starts `herd serve` and waits until /readyz answers 200.
 func startHerd(t *testing.T, o serveOptions) *herd {
 	t.Helper()
-	h := launchHerd(t, o)
-	h.waitReady(60 * time.Second)
-	return h
-}
-
-// launchHerd starts `herd serve` and waits until it listens (not until it
-// is ready).
-func launchHerd(t *testing.T, o serveOptions) *herd {
-	t.Helper()
 	if o.dataDir == "" {
 		o.dataDir = t.TempDir()
 	}
@@ -102,6 +93,7 @@ func launchHerd(t *testing.T, o serveOptions) *herd {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("herd serve did not listen within 30 s:\n%s", h.log.tail(20))
 	}
+	h.waitReady(60 * time.Second)
 	return h
 }
 
