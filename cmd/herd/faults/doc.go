@@ -128,5 +128,6 @@
 // their scenario: a reader per connection (until it closes), a reader of
 // each server's log and a waiter for its exit (until it exits), the
 // prompt workers (until the fault ends their connection), the readiness
-// probe and the outage's prompt senders (until the outage ends).
+// probe and the outage's prompt senders (until the outage ends). When
+// every test passed, TestMain checks that none is left (goleak).
 package faults

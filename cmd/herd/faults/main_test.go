@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // herdBinary is the product binary, built once for the run without the
@@ -41,6 +44,15 @@ func runSuite(m *testing.M) int {
 	start := time.Now()
 	code := m.Run()
 	suite.Seconds = time.Since(start).Seconds()
+	if code == 0 {
+		// Every goroutine ends with its scenario (see doc.go); keep-alive
+		// connections of the readiness probes are the only ones left.
+		http.DefaultClient.CloseIdleConnections()
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
 	if path := os.Getenv(reportEnv); path != "" {
 		if err := suite.write(path); err != nil {
 			fmt.Fprintln(os.Stderr, "write the fault report:", err)
