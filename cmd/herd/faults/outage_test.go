@@ -24,9 +24,9 @@ const (
 	// begins and is held up by it.
 	outageChunks = 800
 	outageQueued = 2
-	// attemptsUntil is how far into the outage a refused-request attempt
-	// may start: an attempt on SQLite waits out the 5 s busy timeout, and
-	// must end before the outage does to be sure of its answer.
+	// attemptsUntil is how far into the outage a prompt attempt may
+	// start: one on SQLite waits out the 5 s busy timeout, so an attempt
+	// started later would be answered only after the outage.
 	attemptsUntil = outageLength - 5500*time.Millisecond
 )
 
