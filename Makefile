@@ -9,7 +9,7 @@ BIN     := bin/herd
 # Sources the web app is built from; app.wasm is rebuilt when one changes.
 WASM_SRC := $(shell find app shared cmd/wasm -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: run build wasm test lint fuzz bench bench-load clean
+.PHONY: run build wasm test test-faults lint fuzz bench bench-load clean
 
 ## run: build the web app and the server, then serve on 127.0.0.1:8080 with a demo workspace
 run: build
@@ -32,6 +32,15 @@ $(WASM): $(WASM_SRC)
 test: wasm lint
 	$(MAKE) --no-print-directory fuzz FUZZTIME=500000x
 	$(GO) test -race -count=1 ./...
+
+## test-faults: only the fault suite (cmd/herd/faults: kill -9 mid-stream,
+## SIGTERM under load, agent crash, database outages, bad input, auth and
+## origin), verbosely; its JSON report goes to artifacts/faults.json and is
+## printed (figures in docs/benchmarks.md). It also runs inside `make test`.
+test-faults:
+	@mkdir -p artifacts && rm -f artifacts/faults.json
+	HERD_FAULTS_REPORT=$(CURDIR)/artifacts/faults.json $(GO) test -race -count=1 -v ./cmd/herd/faults/; \
+	status=$$?; cat artifacts/faults.json 2>/dev/null; exit $$status
 
 ## lint: gofmt and go vet, for the host and for GOOS=js GOARCH=wasm
 lint:
