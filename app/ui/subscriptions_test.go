@@ -114,11 +114,14 @@ func (s *subscriptionServer) seen() ([]string, []string) {
 // open the other many times over. The server must see every change in the
 // order the view made it, or a late unsubscribe leaves the shown session
 // closed on the server and its transcript silent.
-func TestSubscriptionChangesReachTheServerInTheOrderTheViewMadeThem(t *testing.T) {
-	srv := &subscriptionServer{members: make(map[string]bool)}
+// viewOn returns a session pane of task t1 on a real client of srv, mounted
+// in go-app's test engine, with the engine to run its dispatches.
+func viewOn(t *testing.T, srv *subscriptionServer, opts wsclient.Options) (*sessionView, app.Context, app.TestEngine) {
+	t.Helper()
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	client := wsclient.New(wsclient.Options{URL: "ws" + strings.TrimPrefix(hs.URL, "http")})
+	opts.URL = "ws" + strings.TrimPrefix(hs.URL, "http")
+	client := wsclient.New(opts)
 	client.Start()
 	t.Cleanup(client.Close)
 	require.Eventually(t, func() bool { return client.Request(context.Background(), shared.ActionPing, nil, nil) == nil },
@@ -135,6 +138,12 @@ func TestSubscriptionChangesReachTheServerInTheOrderTheViewMadeThem(t *testing.T
 	t.Cleanup(v.release)
 	s.sessions = v
 	v.taskID = "t1"
+	return v, g.ctx, eng
+}
+
+func TestSubscriptionChangesReachTheServerInTheOrderTheViewMadeThem(t *testing.T) {
+	srv := &subscriptionServer{members: make(map[string]bool)}
+	v, ctx, eng := viewOn(t, srv, wsclient.Options{})
 
 	sessions := []shared.Session{{ID: "s1", TaskID: "t1"}, {ID: "s2", TaskID: "t1"}}
 	var want []string
@@ -144,7 +153,7 @@ func TestSubscriptionChangesReachTheServerInTheOrderTheViewMadeThem(t *testing.T
 			want = append(want, "unsubscribe "+sessions[(i+1)%2].ID)
 		}
 		want = append(want, "subscribe "+next.ID, "focus "+next.ID)
-		v.open(g.ctx, next)
+		v.open(ctx, next)
 	}
 	require.Eventually(t, func() bool { ops, _ := srv.seen(); return len(ops) >= len(want) }, 10*time.Second, time.Millisecond)
 	eng.ConsumeAll()
@@ -161,25 +170,8 @@ func TestSubscriptionChangesReachTheServerInTheOrderTheViewMadeThem(t *testing.T
 // staying empty with an error.
 func TestATimedOutSubscribeIsRetried(t *testing.T) {
 	srv := &subscriptionServer{members: make(map[string]bool), unanswered: 2}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	client := wsclient.New(wsclient.Options{URL: "ws" + strings.TrimPrefix(hs.URL, "http"), RequestTimeout: 200 * time.Millisecond})
-	client.Start()
-	t.Cleanup(client.Close)
-	require.Eventually(t, func() bool { return client.Request(context.Background(), shared.ActionPing, nil, nil) == nil },
-		5*time.Second, time.Millisecond)
-
-	eng := app.NewTestEngine()
-	var g grabber
-	require.NoError(t, eng.Load(&g))
-	eng.ConsumeAll()
-	s := booted()
-	s.link = &link{ui: g.ctx, shell: s, client: client}
-	v := newSessionView(s)
-	t.Cleanup(v.release)
-	s.sessions = v
-	v.taskID = "t1"
-	v.open(g.ctx, shared.Session{ID: "s1", TaskID: "t1"})
+	v, ctx, eng := viewOn(t, srv, wsclient.Options{RequestTimeout: 200 * time.Millisecond})
+	v.open(ctx, shared.Session{ID: "s1", TaskID: "t1"})
 
 	require.Eventually(t, func() bool {
 		eng.ConsumeAll()

@@ -150,15 +150,7 @@ func TestStoppingMidStreamCancelsTheMessageAndKeepsTheSession(t *testing.T) {
 	rig := newSessionRig(t, "sqlite")
 	_, err := rig.m.AddMessage(ctx, rig.session.ID, "c-stream", "/scenario stream 5000 1")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		msgs, _, _ := rig.st.ListMessages(ctx, rig.session.ID, 0, 500)
-		for _, m := range msgs {
-			if m.Type == shared.MessageAgent && len(m.Content) > 20 {
-				return true
-			}
-		}
-		return false
-	}, 30*time.Second, 5*time.Millisecond, "the stream never started")
+	rig.waitStreaming(t)
 
 	rig.m.Close()
 	var answers []shared.Message

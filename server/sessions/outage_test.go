@@ -95,6 +95,21 @@ func (rig *sessionRig) waitState(t *testing.T, state shared.SessionState) {
 	}, 60*time.Second, 10*time.Millisecond, "session never reached %s", state)
 }
 
+// waitStreaming waits until the session's agent has streamed a few words
+// of an answer.
+func (rig *sessionRig) waitStreaming(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		msgs, _, _ := rig.st.ListMessages(context.Background(), rig.session.ID, 0, 500)
+		for _, m := range msgs {
+			if m.Type == shared.MessageAgent && len(m.Content) > 20 {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 5*time.Millisecond, "the stream never started")
+}
+
 // settled counts the session's settled turns.
 func (rig *sessionRig) settled() int {
 	rig.pub.mu.Lock()
@@ -162,15 +177,7 @@ func TestStreamThroughADatabaseOutageIsStoredWhole(t *testing.T) {
 			queued, err := rig.m.AddMessage(ctx, rig.session.ID, "c-after", "after the outage")
 			require.NoError(t, err)
 			require.Equal(t, shared.OutcomeQueued, queued.Outcome)
-			require.Eventually(t, func() bool {
-				msgs, _, _ := rig.st.ListMessages(ctx, rig.session.ID, 0, 500)
-				for _, m := range msgs {
-					if m.Type == shared.MessageAgent && len(m.Content) > 20 {
-						return true
-					}
-				}
-				return false
-			}, 30*time.Second, 5*time.Millisecond, "the stream never started")
+			rig.waitStreaming(t)
 
 			rig.begin()
 			time.Sleep(1500 * time.Millisecond) // the outage's length, not a synchronisation
