@@ -86,13 +86,28 @@ func newSessionRig(t *testing.T, db string) *sessionRig {
 	return rig
 }
 
-// waitState waits until the stored session is in state.
+// waitState waits until the session is in state as a client sees it: the
+// state stored and its session.state_changed published (which follows the
+// manager taking the state in, so a prompt sent now meets it).
 func (rig *sessionRig) waitState(t *testing.T, state shared.SessionState) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		s, err := rig.st.GetSession(context.Background(), rig.session.ID)
-		return err == nil && s.State == state
+		return err == nil && s.State == state && rig.lastState() == string(state)
 	}, 60*time.Second, 10*time.Millisecond, "session never reached %s", state)
+}
+
+// lastState is the state of the session's newest session.state_changed.
+func (rig *sessionRig) lastState() string {
+	rig.pub.mu.Lock()
+	defer rig.pub.mu.Unlock()
+	prefix := rig.session.ID + " " + shared.NotifySessionStateChanged + " "
+	for i := len(rig.pub.events) - 1; i >= 0; i-- {
+		if state, ok := strings.CutPrefix(rig.pub.events[i], prefix); ok {
+			return state
+		}
+	}
+	return ""
 }
 
 // waitStreaming waits until the session's agent has streamed a few words
