@@ -48,14 +48,15 @@ const statusProbe = `(() => {
         const req = (f.type !== 'notification' && requests.get(f.id)) || {};
         frames.received.push({type: f.type || '', action: f.action || '',
           session_id: field(f.payload, 'session_id'), task_id: field(f.payload, 'task_id'),
-          req_session_id: req.session_id || '', req_task_id: req.task_id || ''});
+          req_session_id: req.session_id || '', req_task_id: req.task_id || '',
+          code: field(f.payload, 'code'), snapshot: !!(f.payload && f.payload.snapshot), t: Math.round(performance.now())});
       });
     }
     send(data) {
       let f;
       try { f = JSON.parse(data); } catch (_) { frames.unparsed++; return super.send(data); }
       const rec = {type: f.type || '', action: f.action || '',
-        session_id: field(f.payload, 'session_id'), task_id: field(f.payload, 'task_id')};
+        session_id: field(f.payload, 'session_id'), task_id: field(f.payload, 'task_id'), t: Math.round(performance.now())};
       if (f.id) requests.set(f.id, rec);
       frames.sent.push(rec);
       return super.send(data);
@@ -200,7 +201,11 @@ func (p *statusPage) do(steps ...chromedp.Action[chromedp.Void]) {
 			rows, _ := chromedp.Run(diag, chromedp.Evaluate[string](`[...document.querySelectorAll('.task-row')].map(r => r.outerHTML).join('\n')`))
 			main, _ := chromedp.Run(diag, chromedp.Evaluate[string](`document.querySelector('#main').outerHTML`))
 			seen, _ := chromedp.Run(diag, chromedp.Evaluate[map[string][]string](`window.__herdSeen`))
-			p.t.Logf("rows when step %d failed:\n%s\nmain pane:\n%s\nlabels each row showed: %v", i+1, rows, main, seen)
+			frames, _ := chromedp.Run(diag, chromedp.Evaluate[string](`JSON.stringify({sockets: window.__herdFrames.sockets,
+				sent: window.__herdFrames.sent.filter(f => f.action.startsWith('session.')),
+				received: window.__herdFrames.received.filter(f => f.action.startsWith('session.') && f.type !== 'notification')})`))
+			p.t.Logf("rows when step %d failed:\n%s\nmain pane:\n%s\nlabels each row showed: %v\nsession requests and answers: %s",
+				i+1, rows, main, seen, frames)
 			if png, err := chromedp.Run(diag, chromedp.FullScreenshot(100)); err == nil {
 				p.t.Logf("screenshot: %s", p.name+"-failed.png")
 				saveArtifact(p.t, p.name+"-failed.png", png)
