@@ -55,8 +55,8 @@ func (s *Server) authenticate(r *http.Request) access {
 // constant time, so that not even the token's length shows in its timing.
 func (s *Server) checkToken(r *http.Request, token string) (right bool, wait time.Duration) {
 	return s.authLimit.attempt(clientKey(r.RemoteAddr), func() bool {
-		got, want := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(s.cfg.Token))
-		return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+		got := sha256.Sum256([]byte(token))
+		return subtle.ConstantTimeCompare(got[:], s.tokenDigest[:]) == 1
 	})
 }
 
@@ -96,8 +96,7 @@ func (s *Server) redirectToLogin(next echo.HandlerFunc) echo.HandlerFunc {
 		case a.granted:
 			return next(c)
 		case a.wait > 0 && page:
-			setRetryAfter(c, a.wait)
-			return s.renderLogin(c, http.StatusTooManyRequests, tooManyTries(a.wait))
+			return s.rateLimitedPage(c, a.wait)
 		case a.wait > 0:
 			return rateLimited(c, a.wait)
 		}
@@ -115,6 +114,13 @@ func (s *Server) redirectToLogin(next echo.HandlerFunc) echo.HandlerFunc {
 func rateLimited(c echo.Context, wait time.Duration) error {
 	setRetryAfter(c, wait)
 	return c.JSON(http.StatusTooManyRequests, shared.Errorf(shared.CodeRateLimited, "%s", tooManyTries(wait)))
+}
+
+// rateLimitedPage answers a browser blocked for wait with the login page
+// saying how long to wait.
+func (s *Server) rateLimitedPage(c echo.Context, wait time.Duration) error {
+	setRetryAfter(c, wait)
+	return s.renderLogin(c, http.StatusTooManyRequests, tooManyTries(wait))
 }
 
 // setRetryAfter tells a blocked client when its next try is allowed, in
@@ -161,8 +167,7 @@ func (s *Server) login(c echo.Context) error {
 	right, wait := s.checkToken(c.Request(), body.Token)
 	switch {
 	case wait > 0 && isForm:
-		setRetryAfter(c, wait)
-		return s.renderLogin(c, http.StatusTooManyRequests, tooManyTries(wait))
+		return s.rateLimitedPage(c, wait)
 	case wait > 0:
 		return rateLimited(c, wait)
 	case !right && isForm:

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,6 +64,9 @@ type Server struct {
 
 	// authLimit limits failed token attempts per client.
 	authLimit *authLimiter
+	// tokenDigest is the SHA-256 of cfg.Token, which presented tokens'
+	// digests are compared with.
+	tokenDigest [sha256.Size]byte
 
 	ready     atomic.Bool
 	gateway   atomic.Pointer[gateway.Gateway] // set once start-up work is done
@@ -124,6 +128,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.profiles, s.builtinCount = append(builtins, configured...), len(builtins)
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.authLimit = newAuthLimiter(opts.Now, authFailureBurst, authFailureRefill, authMaxClients)
+	s.tokenDigest = sha256.Sum256([]byte(cfg.Token))
 	s.registry.MustRegister(s.authLimit.collectors()...)
 	s.echo = s.routes()
 	s.http = &http.Server{

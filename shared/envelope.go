@@ -98,14 +98,15 @@ func DecodeRequest(frame []byte) (Envelope, error) {
 // inside strings, so each escape is read as a pair without tracking
 // strings.
 func hasNULEscape(frame []byte) bool {
-	for i := 0; i < len(frame)-1; i++ {
-		if frame[i] != '\\' {
-			continue
+	for i := 0; i < len(frame); i += 2 { // past the backslash and the escaped character
+		j := bytes.IndexByte(frame[i:], '\\')
+		if j < 0 {
+			return false
 		}
-		if frame[i+1] == 'u' && i+6 <= len(frame) && string(frame[i+2:i+6]) == "0000" {
+		i += j
+		if i+6 <= len(frame) && frame[i+1] == 'u' && string(frame[i+2:i+6]) == "0000" {
 			return true
 		}
-		i++ // the escaped character
 	}
 	return false
 }

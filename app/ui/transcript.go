@@ -149,8 +149,9 @@ func (v *sessionView) renderMessage(m shared.Message) app.UI {
 }
 
 // cutOff notes a streamed message that ended before its agent finished it:
-// failed when the agent died or herd stopped mid-stream, cancelled when
-// herd stopped the agent. Nothing for a message that ended normally.
+// failed when the agent died (or herd did, and found it streaming when it
+// started again), cancelled when herd stopped the agent. Nothing for a
+// message that ended normally.
 func cutOff(m shared.Message) app.UI {
 	switch m.Status {
 	case shared.MessageFailed:

@@ -12,11 +12,7 @@ import (
 // activityOf is what a session in state shows now, by the tracker's
 // policy.
 func (m *Manager) activityOf(sessionID string, state shared.SessionState) store.Activity {
-	if !live(state) {
-		return store.Activity{}
-	}
-	fg, n := m.tr.Activity(sessionID, state)
-	return store.Activity{Foreground: fg, Subagents: n}
+	return m.policy(m.tr.View(sessionID), state)
 }
 
 // policy is activityOf for a captured view. A session in a state without
@@ -51,15 +47,14 @@ func (m *Manager) publishActivity(ctx context.Context, c tracker.Change) error {
 		if want == stored {
 			return nil
 		}
-		var s shared.Session
 		var changed bool
 		// Retried for as long as the manager runs, not the publication's
 		// own deadline: a change given up is published only with the
 		// session's next change, which may never come.
-		err := m.persist(m.ctx, "store activity", c.SessionID, func(ctx context.Context) error {
-			var err error
-			s, changed, err = m.cfg.Store.SetActivity(ctx, c.SessionID, state, want)
-			return err
+		s, err := persisted(m, m.ctx, "store activity", c.SessionID, func(ctx context.Context) (shared.Session, error) {
+			s, ch, err := m.cfg.Store.SetActivity(ctx, c.SessionID, state, want)
+			changed = ch
+			return s, err
 		})
 		if err != nil {
 			return err

@@ -136,25 +136,13 @@ func (r *run) kick(ctx context.Context) {
 }
 
 // turnEnd is a coalescer barrier marking the end of a turn: when the sink
-// reaches it, everything the agent sent before has been persisted. cut,
-// when set, is the final status of the messages still streaming: the turn
-// ended because its agent did.
+// reaches it, everything the agent sent before has been persisted. cut
+// says the turn ended because its agent did, or because herd is stopping
+// it: the messages still streaming were cut off, and are left for the
+// execution's end (run.watch), which knows how it ended, to finish.
 type turnEnd struct {
 	done chan struct{}
-	cut  shared.MessageState
-}
-
-// cutOffStatus is the status of a message an execution left streaming:
-// none while it runs, cancelled when herd stopped it, failed when it died.
-func cutOffStatus(exec *agent.Execution) shared.MessageState {
-	switch err := exec.Err(); {
-	case err == nil:
-		return ""
-	case errors.Is(err, agent.ErrClosed):
-		return shared.MessageCancelled
-	default:
-		return shared.MessageFailed
-	}
+	cut  bool
 }
 
 // startTurnLocked runs turn on a goroutine of its own, counted in
@@ -197,14 +185,7 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	if _, err := r.transition(ctx, ev, "", true); err != nil {
 		// The session stopped taking prompts meanwhile (or the database
 		// stayed away until shutdown): back to the queue.
-		err := r.m.persist(ctx, "release claim", r.id, func(ctx context.Context) error {
-			return r.m.cfg.Store.ReleaseClaim(ctx, msg.ID, token)
-		})
-		if err != nil {
-			r.m.log.Error("release claim", "session", r.id, "err", err)
-		}
-		r.publishQueue(ctx)
-		r.m.mark(r.taskID)
+		r.undispatched(ctx, msg, token, false)
 		return
 	}
 	if err := r.ensureExecution(ctx, nil); err != nil {
@@ -226,7 +207,10 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	}
 	if err != nil {
 		r.m.log.Error("prompt not sent", "session", r.id, "err", err)
-		r.undispatched(ctx, msg, token, handoff)
+		// The session went RUNNING for this prompt: it settles again,
+		// unless the turn was handed off (the session is its
+		// predecessor's) or herd is stopping (recovery settles it).
+		r.undispatched(ctx, msg, token, !handoff && ctx.Err() == nil)
 		return
 	}
 	dispatched = r.m.tr.Dispatched(claim)
@@ -238,11 +222,7 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 
 	stop, promptErr := exec.Prompt(ctx, msg.Content)
 
-	cut := cutOffStatus(exec)
-	if cut == "" && ctx.Err() != nil {
-		cut = shared.MessageCancelled // herd is stopping: it cuts the stream
-	}
-	end := turnEnd{done: make(chan struct{}), cut: cut}
+	end := turnEnd{done: make(chan struct{}), cut: exec.Err() != nil || ctx.Err() != nil}
 	if err := co.Barrier(ctx, end); err == nil {
 		select {
 		case <-end.done:
@@ -282,17 +262,16 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	}, false)
 }
 
-// undispatched undoes a turn whose prompt could not be stored as sent: the
-// prompt goes back to the queue and the session settles (a handed-off turn
-// leaves the session to the turn it took over from).
-func (r *run) undispatched(ctx context.Context, msg shared.Message, token string, handoff bool) {
+// undispatched undoes a turn whose prompt never reached the agent: the
+// prompt goes back to the queue and, with settle, the session settles.
+func (r *run) undispatched(ctx context.Context, msg shared.Message, token string, settle bool) {
 	err := r.m.persist(ctx, "release claim", r.id, func(ctx context.Context) error {
 		return r.m.cfg.Store.ReleaseClaim(ctx, msg.ID, token)
 	})
 	if err != nil {
 		r.m.log.Error("release claim", "session", r.id, "err", err)
 	}
-	if !handoff && ctx.Err() == nil {
+	if settle {
 		_, _ = r.transition(ctx, evSettle, "", true) // a conflict: it ended otherwise; anything else is logged
 	}
 	r.publishQueue(ctx)
@@ -303,22 +282,29 @@ func (r *run) undispatched(ctx context.Context, msg shared.Message, token string
 // the agent runs on) as an error message, which the task's status summary
 // shows until it is dismissed or the agent answers again.
 func (r *run) recordError(ctx context.Context, err error) {
-	in := store.NewMessage{
-		ID: store.NewID(), SessionID: r.id, Type: shared.MessageError,
+	msg, err := r.appendMessage(ctx, "store agent error", store.NewMessage{
+		SessionID: r.id, Type: shared.MessageError,
 		Content: storable(strings.TrimPrefix(err.Error(), "prompt: ")), Status: shared.MessageComplete,
-	}
-	var msg shared.Message
-	err = r.m.persist(ctx, "store agent error", r.id, func(ctx context.Context) error {
-		var err error
-		msg, err = r.m.cfg.Store.AppendMessage(ctx, in)
-		return err
 	})
 	if err != nil {
-		r.m.log.Error("store agent error", "session", r.id, "err", err)
 		return
 	}
 	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
 	r.m.mark(r.taskID)
+}
+
+// appendMessage stores a new message of the session through persist,
+// under an id named in advance, so that a retry after a lost answer finds
+// it instead of storing it twice. A failure is logged here.
+func (r *run) appendMessage(ctx context.Context, what string, in store.NewMessage) (shared.Message, error) {
+	in.ID = store.NewID()
+	msg, err := persisted(r.m, ctx, what, r.id, func(ctx context.Context) (shared.Message, error) {
+		return r.m.cfg.Store.AppendMessage(ctx, in)
+	})
+	if err != nil {
+		r.m.log.Error(what, "session", r.id, "err", err)
+	}
+	return msg, err
 }
 
 // settleOutcome maps how a prompt ended to a turn outcome.
@@ -451,16 +437,14 @@ func (m *Manager) EndTask(ctx context.Context, taskID string) error {
 			return err
 		}
 		// The state read above may have moved on (a starting session
-		// became ready): whichever of the two applies now ends it.
-		if _, err := r.transition(ctx, evEnd, "", false); shared.ErrorCode(err) == shared.CodeConflict {
-			_, err = r.transition(ctx, evAbandon, "", false)
-			if shared.ErrorCode(err) == shared.CodeConflict {
-				err = nil // ended meanwhile
+		// became ready): whichever of the two applies now ends it, and a
+		// conflict with both means it ended meanwhile.
+		for _, ev := range []event{evEnd, evAbandon} {
+			if _, err = r.transition(ctx, ev, "", false); shared.ErrorCode(err) != shared.CodeConflict {
+				break
 			}
-			if err != nil {
-				return err
-			}
-		} else if err != nil {
+		}
+		if err != nil && shared.ErrorCode(err) != shared.CodeConflict {
 			return err
 		}
 		r.stop()

@@ -66,3 +66,14 @@ func (m *Manager) persist(ctx context.Context, what, sessionID string, write fun
 		backoff = min(2*backoff, persistMaxBackoff)
 	}
 }
+
+// persisted is persist for a write that returns what it stored.
+func persisted[T any](m *Manager, ctx context.Context, what, sessionID string, write func(context.Context) (T, error)) (T, error) {
+	var out T
+	err := m.persist(ctx, what, sessionID, func(ctx context.Context) error {
+		var err error
+		out, err = write(ctx)
+		return err
+	})
+	return out, err
+}

@@ -76,29 +76,15 @@ func storable(s string) string {
 // blocked by an outage gives up at shutdown (see Manager.persist).
 func (s *sink) ctx() context.Context { return s.r.m.ctx }
 
-// append stores a new message under an id named in advance, so that a
-// retry after a lost answer finds it instead of storing it twice.
+// append stores a new message of the session (see run.appendMessage).
 func (s *sink) append(what string, in store.NewMessage) (shared.Message, error) {
-	in.ID = store.NewID()
-	var msg shared.Message
-	err := s.r.m.persist(s.ctx(), what, s.r.id, func(ctx context.Context) error {
-		var err error
-		msg, err = s.r.m.cfg.Store.AppendMessage(ctx, in)
-		return err
-	})
-	if err != nil {
-		s.r.m.log.Error(what, "session", s.r.id, "err", err)
-	}
-	return msg, err
+	return s.r.appendMessage(s.ctx(), what, in)
 }
 
 // update stores a change to a message.
 func (s *sink) update(what, messageID string, u store.MessageUpdate) (shared.Message, error) {
-	var msg shared.Message
-	err := s.r.m.persist(s.ctx(), what, s.r.id, func(ctx context.Context) error {
-		var err error
-		msg, err = s.r.m.cfg.Store.UpdateMessage(ctx, s.r.id, messageID, u)
-		return err
+	msg, err := persisted(s.r.m, s.ctx(), what, s.r.id, func(ctx context.Context) (shared.Message, error) {
+		return s.r.m.cfg.Store.UpdateMessage(ctx, s.r.id, messageID, u)
 	})
 	if err != nil {
 		s.r.m.log.Error(what, "session", s.r.id, "err", err)
@@ -147,11 +133,9 @@ func (s *sink) handle(out coalescer.Output) {
 		m.msg.Content = m.text.String()
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, m.msg, true)
 	case coalescer.OpBarrier:
-		status := shared.MessageComplete
-		if end, ok := out.Event.(turnEnd); ok && end.cut != "" {
-			status = end.cut
+		if end, ok := out.Event.(turnEnd); !ok || !end.cut {
+			s.finishOpen(shared.MessageComplete)
 		}
-		s.finishOpen(status)
 		s.barrier(out.Event)
 	}
 }
@@ -168,11 +152,8 @@ func (s *sink) finishOpen(status shared.MessageState) {
 		if m.broken {
 			final = shared.MessageFailed
 		}
-		var done shared.Message
-		err := s.r.m.persist(s.ctx(), "finish streamed message", s.r.id, func(ctx context.Context) error {
-			var err error
-			done, err = s.r.m.cfg.Store.FinishMessage(ctx, m.msg.ID, final)
-			return err
+		done, err := persisted(s.r.m, s.ctx(), "finish streamed message", s.r.id, func(ctx context.Context) (shared.Message, error) {
+			return s.r.m.cfg.Store.FinishMessage(ctx, m.msg.ID, final)
 		})
 		if err != nil {
 			s.r.m.log.Error("finish streamed message", "session", s.r.id, "message", m.msg.ID, "err", err)
@@ -239,15 +220,14 @@ func (s *sink) tool(t *agent.ToolCall) {
 		meta.Paths = append(meta.Paths, storable(p))
 	}
 	if t.Provenance != nil {
-		raw, err := json.Marshal(t.Provenance.Meta())
-		if err != nil {
+		if raw, err := json.Marshal(t.Provenance.Meta()); err == nil {
+			meta.Provenance = raw
+		} else {
 			s.r.m.log.Error("encode tool call provenance", "session", s.r.id, "err", err)
 		}
-		meta.Provenance = raw
 	}
 	status := toolStatus(t.Status)
 	title := storable(t.Title)
-	final := status == shared.MessageComplete || status == shared.MessageFailed
 	if call, ok := s.tools[t.ID]; ok {
 		u := store.MessageUpdate{Metadata: meta}
 		if t.Status != "" {
@@ -260,7 +240,7 @@ func (s *sink) tool(t *agent.ToolCall) {
 		if err != nil {
 			return
 		}
-		call.done = msg.Status == shared.MessageComplete || msg.Status == shared.MessageFailed
+		call.done = toolEnded(msg.Status)
 		// A call still running is an intermediate state; its end is final.
 		s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, msg, msg.Status == shared.MessageStreaming)
 		return
@@ -269,8 +249,13 @@ func (s *sink) tool(t *agent.ToolCall) {
 	if err != nil {
 		return
 	}
-	s.tools[t.ID] = &toolMessage{id: msg.ID, done: final}
+	s.tools[t.ID] = &toolMessage{id: msg.ID, done: toolEnded(msg.Status)}
 	s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageAdded, msg, false)
+}
+
+// toolEnded reports whether a tool call's message has its final status.
+func toolEnded(s shared.MessageState) bool {
+	return s == shared.MessageComplete || s == shared.MessageFailed
 }
 
 // toolStatus maps a tool call's status to a message status.
@@ -408,11 +393,8 @@ func (r *run) ask(ctx context.Context, kind shared.MessageType, options []string
 // withdraw stores an unanswered request as cancelled. A request answered
 // meanwhile is resolved already and stays so.
 func (r *run) withdraw(pendingID string) {
-	var stored shared.Message
-	err := r.m.persist(r.m.ctx, "cancel agent request", r.id, func(ctx context.Context) error {
-		var err error
-		stored, err = r.m.cfg.Store.ResolveRequest(ctx, r.id, pendingID, shared.MessageCancelled, nil)
-		return err
+	stored, err := persisted(r.m, r.m.ctx, "cancel agent request", r.id, func(ctx context.Context) (shared.Message, error) {
+		return r.m.cfg.Store.ResolveRequest(ctx, r.id, pendingID, shared.MessageCancelled, nil)
 	})
 	if err != nil {
 		if shared.ErrorCode(err) != shared.CodeNotFound {

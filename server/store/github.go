@@ -387,7 +387,7 @@ func selectPullRequests(db *gorm.DB, clauses string, args ...any) ([]PullRequest
 	rows, err := db.Raw(`SELECT task_id, repository, number, url, head_branch, head_sha, state, draft, merged,
 		checks_state, review_state, updated_at FROM pull_requests `+clauses, args...).Rows()
 	if err != nil {
-		return nil, classify(err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []PullRequest

@@ -390,11 +390,8 @@ func (s *Store) ResolveRequest(ctx context.Context, sessionID, pendingID string,
 		if out, err = row.toMessage(); err != nil {
 			return err
 		}
-		if out.Metadata, err = mergeMetadata(out.Metadata, metadata); err != nil {
-			return err
-		}
-		meta, err := encodeMetadata(out.Metadata)
-		if err != nil {
+		var meta string
+		if out.Metadata, meta, err = mergeMetadata(out.Metadata, metadata); err != nil {
 			return err
 		}
 		out.Status, out.UpdatedAt = status, now()
@@ -474,11 +471,8 @@ func (s *Store) UpdateMessage(ctx context.Context, sessionID, messageID string, 
 		if u.Content != nil {
 			out.Content = *u.Content
 		}
-		if out.Metadata, err = mergeMetadata(out.Metadata, u.Metadata); err != nil {
-			return err
-		}
-		meta, err := encodeMetadata(out.Metadata)
-		if err != nil {
+		var meta string
+		if out.Metadata, meta, err = mergeMetadata(out.Metadata, u.Metadata); err != nil {
 			return err
 		}
 		out.UpdatedAt = now()
@@ -558,13 +552,14 @@ func encodeMetadata(m *shared.MessageMetadata) (string, error) {
 	return string(b), nil
 }
 
-// mergeMetadata returns stored with every field update sets replaced: a
-// tool call's update that carries new output keeps the input it had. The
-// merge works on the JSON objects, so it needs no list of fields; an
-// empty result is no metadata.
-func mergeMetadata(stored, update *shared.MessageMetadata) (*shared.MessageMetadata, error) {
+// mergeMetadata returns stored with every field update sets replaced (a
+// tool call's update that carries new output keeps the input it had), and
+// its stored form. The merge works on the JSON objects, so it needs no
+// list of fields; an empty result is no metadata.
+func mergeMetadata(stored, update *shared.MessageMetadata) (*shared.MessageMetadata, string, error) {
 	if update == nil {
-		return stored, nil
+		encoded, err := encodeMetadata(stored)
+		return stored, encoded, err
 	}
 	fields := map[string]json.RawMessage{}
 	for _, m := range []*shared.MessageMetadata{stored, update} {
@@ -573,22 +568,22 @@ func mergeMetadata(stored, update *shared.MessageMetadata) (*shared.MessageMetad
 		}
 		b, err := json.Marshal(m)
 		if err != nil {
-			return nil, fmt.Errorf("encode message metadata: %w", err)
+			return nil, "", fmt.Errorf("encode message metadata: %w", err)
 		}
 		if err := json.Unmarshal(b, &fields); err != nil {
-			return nil, fmt.Errorf("merge message metadata: %w", err)
+			return nil, "", fmt.Errorf("merge message metadata: %w", err)
 		}
 	}
 	if len(fields) == 0 {
-		return nil, nil
+		return nil, "{}", nil
 	}
 	b, err := json.Marshal(fields)
 	if err != nil {
-		return nil, fmt.Errorf("encode message metadata: %w", err)
+		return nil, "", fmt.Errorf("encode message metadata: %w", err)
 	}
 	var out shared.MessageMetadata
 	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("decode message metadata: %w", err)
+		return nil, "", fmt.Errorf("decode message metadata: %w", err)
 	}
-	return &out, nil
+	return &out, string(b), nil
 }

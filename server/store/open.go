@@ -206,6 +206,14 @@ func openGorm(ctx context.Context, d gorm.Dialector, log *slog.Logger) (*gorm.DB
 	if err != nil {
 		return nil, nil, err
 	}
+	// Rows() sets the statement's error itself, past TranslateError:
+	// classify it too, so every statement's error is classified.
+	err = db.Callback().Row().After("gorm:row").Register("herd:classify", func(tx *gorm.DB) {
+		tx.Error = classify(tx.Error)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, nil, err

@@ -161,7 +161,8 @@ func (s *Store) SummarySources(ctx context.Context, taskIDs []string) ([]Summary
 		chunk := ids[start:min(start+maxIDsPerQuery, len(ids))]
 		srcs, err := s.summarySources(ctx, chunk)
 		if err != nil {
-			return nil, err
+			// Rows read by hand can fail mid-read on a lost connection.
+			return nil, classify(err)
 		}
 		out = append(out, srcs...)
 	}
@@ -199,7 +200,7 @@ func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int
 		FROM tasks t LEFT JOIN task_status_summaries s ON s.task_id = t.id
 		WHERE t.id IN ?`, ids).Rows()
 	if err != nil {
-		return nil, nil, fmt.Errorf("load summaries: %w", classify(err))
+		return nil, nil, fmt.Errorf("load summaries: %w", err)
 	}
 	defer rows.Close()
 	found := make(map[string]SummarySource, len(ids))
@@ -212,7 +213,7 @@ func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int
 			event    nullTime
 		)
 		if err := rows.Scan(&src.TaskID, &src.WorkspaceID, &primary, &event, &revision, &payload); err != nil {
-			return nil, nil, fmt.Errorf("load summaries: %w", classify(err))
+			return nil, nil, fmt.Errorf("load summaries: %w", err)
 		}
 		src.PrimarySessionID = primary.String
 		src.ErrorDismissedAt = event.ptr()
@@ -225,7 +226,7 @@ func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int
 		found[src.TaskID] = src
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("load summaries: %w", classify(err))
+		return nil, nil, fmt.Errorf("load summaries: %w", err)
 	}
 	srcs := make([]SummarySource, 0, len(found))
 	index := make(map[string]int, len(found))
@@ -244,7 +245,7 @@ func loadSourceSessions(db *gorm.DB, ids []string, srcs []SummarySource, index m
 			state_revision, error_message, created_at, updated_at
 		FROM sessions WHERE task_id IN ? ORDER BY task_id, created_at, id`, ids).Rows()
 	if err != nil {
-		return fmt.Errorf("load sessions: %w", classify(err))
+		return fmt.Errorf("load sessions: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -260,7 +261,7 @@ func loadSourceSessions(db *gorm.DB, ids []string, srcs []SummarySource, index m
 		src.Sessions = append(src.Sessions, r.toSession())
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load sessions: %w", classify(err))
+		return fmt.Errorf("load sessions: %w", err)
 	}
 	return nil
 }
@@ -272,7 +273,7 @@ func loadPendingRequests(db *gorm.DB, ids []string, srcs []SummarySource, index 
 		ids, []string{string(shared.MessagePermissionRequest), string(shared.MessageClarificationRequest)},
 		string(shared.MessagePending)).Rows()
 	if err != nil {
-		return fmt.Errorf("load pending requests: %w", classify(err))
+		return fmt.Errorf("load pending requests: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -280,14 +281,14 @@ func loadPendingRequests(db *gorm.DB, ids []string, srcs []SummarySource, index 
 		var p PendingRequest
 		var pendingID sql.NullString
 		if err := rows.Scan(&taskID, &p.SessionID, &p.MessageID, &pendingID, &p.Type, &p.Seq); err != nil {
-			return fmt.Errorf("load pending requests: %w", classify(err))
+			return fmt.Errorf("load pending requests: %w", err)
 		}
 		p.PendingID = pendingID.String
 		src := &srcs[index[taskID]]
 		src.Pending = append(src.Pending, p)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load pending requests: %w", classify(err))
+		return fmt.Errorf("load pending requests: %w", err)
 	}
 	return nil
 }
@@ -299,19 +300,19 @@ func loadQueuedPrompts(db *gorm.DB, ids []string, srcs []SummarySource, index ma
 	rows, err := db.Raw(`SELECT s.task_id, COUNT(*) FROM sessions s JOIN messages m ON m.session_id = s.id
 		WHERE s.task_id IN ? AND m.dispatch_state = ? GROUP BY s.task_id`, ids, dispatchPending).Rows()
 	if err != nil {
-		return fmt.Errorf("load queued prompts: %w", classify(err))
+		return fmt.Errorf("load queued prompts: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var taskID string
 		var n int
 		if err := rows.Scan(&taskID, &n); err != nil {
-			return fmt.Errorf("load queued prompts: %w", classify(err))
+			return fmt.Errorf("load queued prompts: %w", err)
 		}
 		srcs[index[taskID]].QueuedPrompts = n
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load queued prompts: %w", classify(err))
+		return fmt.Errorf("load queued prompts: %w", err)
 	}
 	return nil
 }
@@ -332,7 +333,7 @@ func loadNewestErrors(db *gorm.DB, ids []string, srcs []SummarySource, index map
 		) e WHERE e.rn = 1`,
 		string(shared.MessageAgent), errorPreviewChars, ids, string(shared.MessageError)).Rows()
 	if err != nil {
-		return fmt.Errorf("load agent errors: %w", classify(err))
+		return fmt.Errorf("load agent errors: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -341,14 +342,14 @@ func loadNewestErrors(db *gorm.DB, ids []string, srcs []SummarySource, index map
 		var at nullTime
 		var answered bool
 		if err := rows.Scan(&taskID, &e.SessionID, &e.MessageID, &e.Seq, &at, &e.Content, &answered); err != nil {
-			return fmt.Errorf("load agent errors: %w", classify(err))
+			return fmt.Errorf("load agent errors: %w", err)
 		}
 		e.OccurredAt = at.t
 		src := &srcs[index[taskID]]
 		src.NewestError, src.AnsweredError = &e, answered
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load agent errors: %w", classify(err))
+		return fmt.Errorf("load agent errors: %w", err)
 	}
 	return nil
 }
@@ -366,7 +367,7 @@ func loadRepositoryObservations(db *gorm.DB, ids []string, srcs []SummarySource,
 			ORDER BY g.observed_at DESC, g.id DESC LIMIT 1)
 		WHERE r.task_id IN ? ORDER BY r.task_id, r.position`, ids).Rows()
 	if err != nil {
-		return fmt.Errorf("load git observations: %w", classify(err))
+		return fmt.Errorf("load git observations: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -389,7 +390,7 @@ func loadRepositoryObservations(db *gorm.DB, ids []string, srcs []SummarySource,
 		src.Repositories = append(src.Repositories, r)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load git observations: %w", classify(err))
+		return fmt.Errorf("load git observations: %w", err)
 	}
 	return nil
 }

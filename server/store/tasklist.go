@@ -99,7 +99,7 @@ func findTasks(query *gorm.DB, capacity int) ([]taskRow, error) {
 		Select("id, workspace_id, title, description, primary_session_id, pull_request_url, archived, created_at, updated_at").
 		Rows()
 	if err != nil {
-		return nil, fmt.Errorf("load tasks: %w", classify(err))
+		return nil, fmt.Errorf("load tasks: %w", err)
 	}
 	defer rows.Close()
 	out := make([]taskRow, 0, capacity)
@@ -112,6 +112,7 @@ func findTasks(query *gorm.DB, capacity int) ([]taskRow, error) {
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
+		// A connection lost mid-read surfaces here, not at the query.
 		return nil, fmt.Errorf("load tasks: %w", classify(err))
 	}
 	return out, nil
@@ -135,11 +136,12 @@ func withDetails(ctx context.Context, db *gorm.DB, rows []taskRow) ([]shared.Tas
 	for start := 0; start < len(ids); start += maxIDsPerQuery {
 		chunk := ids[start:min(start+maxIDsPerQuery, len(ids))]
 
+		// A connection lost mid-read surfaces in the loaders' loops.
 		if err := loadRepositories(ctx, db, chunk, tasks, index); err != nil {
-			return nil, err
+			return nil, classify(err)
 		}
 		if err := loadSummaries(ctx, db, chunk, tasks, index); err != nil {
-			return nil, err
+			return nil, classify(err)
 		}
 	}
 
@@ -154,7 +156,7 @@ func loadRepositories(ctx context.Context, db *gorm.DB, ids []string, tasks []sh
 		Select("task_id, id, path, base_branch, branch, worktree_path, run_in_place").
 		Where("task_id IN ?", ids).Order("task_id, position").Rows()
 	if err != nil {
-		return fmt.Errorf("load task repositories: %w", classify(err))
+		return fmt.Errorf("load task repositories: %w", err)
 	}
 	defer rows.Close()
 	all := make([]shared.TaskRepository, 0, len(ids))
@@ -163,13 +165,13 @@ func loadRepositories(ctx context.Context, db *gorm.DB, ids []string, tasks []sh
 	for rows.Next() {
 		var r shared.TaskRepository
 		if err := rows.Scan(&taskID, &r.ID, &r.Path, &r.BaseBranch, &r.Branch, &r.WorktreePath, &r.RunInPlace); err != nil {
-			return fmt.Errorf("load task repositories: %w", classify(err))
+			return fmt.Errorf("load task repositories: %w", err)
 		}
 		all = append(all, r)
 		owners = append(owners, index[taskID])
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load task repositories: %w", classify(err))
+		return fmt.Errorf("load task repositories: %w", err)
 	}
 	// Rows arrive grouped by task: hand each task its run of the array.
 	for start := 0; start < len(all); {
@@ -188,14 +190,14 @@ func loadSummaries(ctx context.Context, db *gorm.DB, ids []string, tasks []share
 	rows, err := db.WithContext(ctx).Model(&taskSummaryRow{}).
 		Select("task_id, payload").Where("task_id IN ?", ids).Rows()
 	if err != nil {
-		return fmt.Errorf("load status summaries: %w", classify(err))
+		return fmt.Errorf("load status summaries: %w", err)
 	}
 	defer rows.Close()
 	var taskID string
 	var payload sql.RawBytes
 	for rows.Next() {
 		if err := rows.Scan(&taskID, &payload); err != nil {
-			return fmt.Errorf("load status summaries: %w", classify(err))
+			return fmt.Errorf("load status summaries: %w", err)
 		}
 		sum, err := decodeSummary(taskID, payload)
 		if err != nil {
@@ -209,7 +211,7 @@ func loadSummaries(ctx context.Context, db *gorm.DB, ids []string, tasks []share
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load status summaries: %w", classify(err))
+		return fmt.Errorf("load status summaries: %w", err)
 	}
 	return nil
 }

@@ -336,16 +336,11 @@ func (t *Tracker) View(sessionID string) View {
 	return r.viewLocked()
 }
 
-// Activity returns what a session in state shows (spec 001): its foreground
-// activity and its live subagent count. A RUNNING session is generating;
-// under the experiment, one whose executions all attest background work
-// shows background while its foreground has yielded to live background
-// work; other states show none.
-func (t *Tracker) Activity(sessionID string, state shared.SessionState) (shared.ForegroundActivity, int) {
-	return t.ActivityOf(t.View(sessionID), state)
-}
-
-// ActivityOf applies the policy of Activity to a view.
+// ActivityOf returns what a session in state with activity v shows (spec
+// 001): its foreground activity and its live subagent count. A RUNNING
+// session is generating; under the experiment, one whose executions all
+// attest background work shows background while its foreground has
+// yielded to live background work; other states show none.
 func (t *Tracker) ActivityOf(v View, state shared.SessionState) (shared.ForegroundActivity, int) {
 	switch {
 	case state != shared.SessionRunning:

@@ -93,20 +93,20 @@ func TestSpec001Scenarios(t *testing.T) {
 		assert.Equal(t, shared.CodePromptInProgress, shared.ErrorCode(err))
 		_, err = tr.Claim("s1", "t1")
 		assert.Equal(t, shared.CodePromptInProgress, shared.ErrorCode(err))
-		act, n := tr.Activity("s1", shared.SessionRunning)
+		act, n := tr.ActivityOf(tr.View("s1"), shared.SessionRunning)
 		assert.Equal(t, shared.ActivityGenerating, act, "coarse: RUNNING is generating")
 		assert.Equal(t, 2, n)
 	})
 	t.Run("experiment on: an attested generation-matched handoff dispatches the successor", func(t *testing.T) {
 		tr, _ := mustTracker(t, true)
 		_, first := backgroundIdle(t, tr, claude)
-		act, _ := tr.Activity("s1", shared.SessionRunning)
+		act, _ := tr.ActivityOf(tr.View("s1"), shared.SessionRunning)
 		assert.Equal(t, shared.ActivityBackground, act)
 		next, err := tr.Handoff("s1")
 		require.NoError(t, err)
 		assert.Equal(t, first.Generation()+1, next.Generation())
 		assert.False(t, tr.Complete(first), "the handed-off claim is stale")
-		act, _ = tr.Activity("s1", shared.SessionRunning)
+		act, _ = tr.ActivityOf(tr.View("s1"), shared.SessionRunning)
 		assert.Equal(t, shared.ActivityGenerating, act, "the successor owns the foreground")
 		assert.True(t, tr.Current(next))
 	})
@@ -115,7 +115,7 @@ func TestSpec001Scenarios(t *testing.T) {
 		backgroundIdle(t, tr, coarse)
 		_, err := tr.Handoff("s1")
 		assert.Equal(t, shared.CodePromptInProgress, shared.ErrorCode(err))
-		act, n := tr.Activity("s1", shared.SessionRunning)
+		act, n := tr.ActivityOf(tr.View("s1"), shared.SessionRunning)
 		assert.Equal(t, shared.ActivityGenerating, act)
 		assert.Zero(t, n, "nothing is attested")
 	})
@@ -124,7 +124,7 @@ func TestSpec001Scenarios(t *testing.T) {
 		backgroundIdle(t, tr, Capabilities{AttestsBackground: true})
 		_, err := tr.Handoff("s1")
 		assert.Equal(t, shared.CodePromptInProgress, shared.ErrorCode(err))
-		act, _ := tr.Activity("s1", shared.SessionRunning)
+		act, _ := tr.ActivityOf(tr.View("s1"), shared.SessionRunning)
 		assert.Equal(t, shared.ActivityBackground, act)
 	})
 	t.Run("a rendered or reloaded RUNNING session shows generating, not background", func(t *testing.T) {
@@ -139,7 +139,7 @@ func TestSpec001Scenarios(t *testing.T) {
 		for state, want := range map[shared.SessionState]shared.ForegroundActivity{
 			shared.SessionRunning: shared.ActivityGenerating, shared.SessionWaitingForInput: "",
 		} {
-			act, n := tr.Activity("s1", state)
+			act, n := tr.ActivityOf(tr.View("s1"), state)
 			assert.Equal(t, want, act, state)
 			assert.Equal(t, 2, n, state)
 		}
@@ -152,7 +152,7 @@ func TestSpec001Scenarios(t *testing.T) {
 			shared.SessionWaitingForInput, shared.SessionCompleted, shared.SessionIdle,
 			shared.SessionFailed, shared.SessionCancelled,
 		} {
-			act, n := tr.Activity("s1", state)
+			act, n := tr.ActivityOf(tr.View("s1"), state)
 			assert.Empty(t, act, state)
 			assert.Equal(t, 2, n)
 		}
