@@ -32,6 +32,11 @@ type Config struct {
 	NoUI bool
 	// Demo seeds a demo workspace when the database has none (--demo, HERD_DEMO).
 	Demo bool
+	// Adapters is an npm prefix the built-in agents' adapters are installed
+	// under, such as a checkout's server/agent/adapters after `make
+	// adapters` (--adapters, HERD_ADAPTERS); empty looks on PATH, then
+	// falls back to npx (see agent.Adapter.Profile).
+	Adapters string
 	// AgentsFile names a JSON file of extra agent profiles
 	// (--agents-file, HERD_AGENTS_FILE).
 	AgentsFile string

@@ -86,7 +86,8 @@ func (p profileCatalog) ListProfiles(ctx context.Context) ([]shared.AgentProfile
 		return nil, err
 	}
 	for i := range profiles {
-		profiles[i].Available = p.definition(profiles[i]).Available()
+		missing := p.definition(profiles[i]).Missing()
+		profiles[i].Available, profiles[i].Missing = missing == "", missing
 	}
 	return profiles, nil
 }
@@ -102,8 +103,8 @@ func (p profileCatalog) Profile(ctx context.Context, id string) (agent.Profile, 
 			continue
 		}
 		def := p.definition(wire)
-		if !def.Available() {
-			return agent.Profile{}, shared.Errorf(shared.CodeUnavailable, "agent %q is not installed on this machine (%s)", wire.Name, def.Command)
+		if missing := def.Missing(); missing != "" {
+			return agent.Profile{}, shared.Errorf(shared.CodeUnavailable, "agent %q cannot start on this machine: it %s", wire.Name, missing)
 		}
 		return def, nil
 	}

@@ -120,7 +120,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		registry: prometheus.NewRegistry(),
 		serveErr: make(chan error, 1),
 	}
-	builtins := agent.BuiltinFor(opts.MockAgent)
+	builtins := agent.BuiltinFor(opts.MockAgent, cfg.Adapters)
 	configured, err := loadAgentsFile(cfg.AgentsFile, builtins)
 	if err != nil {
 		return nil, err

@@ -198,4 +198,7 @@ type AgentProfile struct {
 	Args     []string `json:"args"`
 	// Available is false when the command cannot be found on this machine.
 	Available bool `json:"available"`
+	// Missing says, when Available is false, what is missing and how to
+	// install it; absent otherwise.
+	Missing string `json:"missing,omitempty"`
 }

@@ -80,6 +80,7 @@ environment for secrets: a command line is visible to every local user.
 	fs.stringVar(&origins, "allowed-origin", "HERD_ALLOWED_ORIGINS", "", "comma-separated extra browser `origins` allowed to open /ws")
 	fs.boolVar(&cfg.NoUI, "no-ui", "HERD_NO_UI", false, "serve only the API, without the web app")
 	fs.stringVar(&cfg.AgentsFile, "agents-file", "HERD_AGENTS_FILE", "", "JSON `file` of extra agent profiles")
+	fs.stringVar(&cfg.Adapters, "adapters", "HERD_ADAPTERS", "", "npm prefix `dir` the agent adapters are installed under (`make adapters` installs them in server/agent/adapters)")
 	fs.boolVar(&cfg.Demo, "demo", "HERD_DEMO", true, "seed a demo workspace when the database has none")
 	fs.boolVar(&cfg.ClaudeBackgroundPromptHandoff, "feature-claude-background-prompt-handoff", "HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF", false,
 		"experiment: show Claude sessions working in the background as such; restart to change")

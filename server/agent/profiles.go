@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/herd-dev/herd/shared"
 )
@@ -26,8 +30,11 @@ type Profile struct {
 	// herd's own; nil adds none. A key given here replaces herd's value.
 	Env map[string]string
 	// Requires lists programs that must be on PATH for the agent to work
-	// (the launcher and the agent's own CLI); empty means just Command.
+	// (the launcher and the runtime it needs); empty means just Command.
 	Requires []string
+	// Adapter is the npm package the profile runs, for a built-in
+	// profile; nil otherwise.
+	Adapter *Adapter
 }
 
 // MockProfile is the built-in mock profile started as command with args.
@@ -37,57 +44,105 @@ func MockProfile(command string, args ...string) Profile {
 	return Profile{ID: MockProfileID, Name: "Mock agent", Provider: "mock", Command: command, Args: args}
 }
 
+// Adapter is an npm package that serves an agent over the Agent Client
+// Protocol on stdio. herd pins the version it is tested with; the same
+// pins are in adapters/package.json, which `make adapters` installs.
+type Adapter struct {
+	// Package and Version name the npm package and its pinned version.
+	Package, Version string
+	// Bin is the executable the package installs.
+	Bin string
+	// Args are the arguments that make Bin speak ACP on stdio.
+	Args []string
+}
+
+// The adapters of the built-in profiles, as pinned in adapters/package.json.
+var (
+	ClaudeAdapter = Adapter{Package: "@agentclientprotocol/claude-agent-acp", Version: "0.101.0", Bin: "claude-agent-acp"}
+	CodexAdapter  = Adapter{Package: "@agentclientprotocol/codex-acp", Version: "2.6.0", Bin: "codex-acp"}
+	GeminiAdapter = Adapter{Package: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini", Args: []string{"--acp"}}
+)
+
+// Profile returns a profile that starts the adapter, found in this order:
+// installed under dir (an npm prefix, such as a checkout's
+// server/agent/adapters after `make adapters`; "" skips it), installed on
+// PATH (npm install -g), or else run through npx at the pinned version,
+// which downloads it on first use. Each way requires node.
+func (a Adapter) Profile(id, name, provider, dir string) Profile {
+	p := Profile{ID: id, Name: name, Provider: provider, Adapter: &a}
+	if dir != "" {
+		bin := filepath.Join(dir, "node_modules", ".bin", a.Bin)
+		if abs, err := filepath.Abs(bin); err == nil {
+			bin = abs
+		}
+		if fi, err := os.Stat(bin); err == nil && !fi.IsDir() {
+			p.Command, p.Args, p.Requires = bin, a.Args, []string{bin, "node"}
+			return p
+		}
+	}
+	if path, err := exec.LookPath(a.Bin); err == nil {
+		p.Command, p.Args, p.Requires = path, a.Args, []string{path, "node"}
+		return p
+	}
+	p.Command = "npx"
+	p.Args = append([]string{"-y", a.Package + "@" + a.Version}, a.Args...)
+	p.Requires = []string{"npx", "node"}
+	return p
+}
+
 // BuiltinFor returns the profiles herd knows without configuration: the
-// Agent Client Protocol adapters of Claude Code, Codex and Gemini CLI, each
-// started through npx and usable when its CLI is installed, followed by
-// mock, the mock agent's profile (see MockProfile), which is always
-// available. The result depends only on mock, so tests can start the mock
-// agent any way they like.
-func BuiltinFor(mock Profile) []Profile {
+// Agent Client Protocol adapters of Claude Code, Codex and Gemini CLI (see
+// Adapter.Profile for where they are looked for; adapters is the npm
+// prefix they may be installed under), followed by mock, the mock agent's
+// profile (see MockProfile), which is always available. Tests can start
+// the mock agent any way they like.
+func BuiltinFor(mock Profile, adapters string) []Profile {
 	return []Profile{
-		{
-			ID: "claude-code", Name: "Claude Code", Provider: "claude",
-			Command: "npx", Args: []string{"-y", "@agentclientprotocol/claude-agent-acp"},
-			Requires: []string{"npx", "claude"},
-		},
-		{
-			ID: "codex", Name: "Codex", Provider: "codex",
-			Command: "npx", Args: []string{"-y", "@agentclientprotocol/codex-acp"},
-			Requires: []string{"npx", "codex"},
-		},
-		{
-			ID: "gemini", Name: "Gemini CLI", Provider: "gemini",
-			Command: "npx", Args: []string{"-y", "@google/gemini-cli", "--acp"},
-			Requires: []string{"npx", "gemini"},
-		},
+		ClaudeAdapter.Profile("claude-code", "Claude Code", "claude", adapters),
+		CodexAdapter.Profile("codex", "Codex", "codex", adapters),
+		GeminiAdapter.Profile("gemini", "Gemini CLI", "gemini", adapters),
 		mock,
 	}
 }
 
 // Available reports whether every program the profile needs is on PATH (or,
 // for a command given as a path, exists and is executable).
-func (p Profile) Available() bool {
+func (p Profile) Available() bool { return p.Missing() == "" }
+
+// Missing says what the profile lacks to start on this machine, in words a
+// person can act on, or "" when nothing is missing.
+func (p Profile) Missing() string {
 	required := p.Requires
 	if len(required) == 0 {
 		required = []string{p.Command}
 	}
+	var missing []string
 	for _, name := range required {
 		if _, err := exec.LookPath(name); err != nil {
-			return false
+			missing = append(missing, name)
 		}
 	}
-	return true
+	if len(missing) == 0 {
+		return ""
+	}
+	msg := "needs " + strings.Join(missing, " and ") + " on PATH"
+	if p.Adapter != nil {
+		msg += fmt.Sprintf("; install Node.js (npm brings npx), then the adapter with `npm install -g %s@%s` or `make adapters`",
+			p.Adapter.Package, p.Adapter.Version)
+	}
+	return msg
 }
 
 // Wire returns the profile as the protocol presents it.
 func (p Profile) Wire() shared.AgentProfile {
+	missing := p.Missing()
 	args := p.Args
 	if args == nil {
 		args = []string{}
 	}
 	return shared.AgentProfile{
 		ID: p.ID, Name: p.Name, Provider: p.Provider,
-		Command: p.Command, Args: args, Available: p.Available(),
+		Command: p.Command, Args: args, Available: missing == "", Missing: missing,
 	}
 }
 

@@ -139,7 +139,7 @@ func TestToolSummariesAreBounded(t *testing.T) {
 }
 
 func TestBuiltinForIncludesTheMockAgent(t *testing.T) {
-	profiles := BuiltinFor(MockProfile("/opt/herd/bin/herd", "mock-agent"))
+	profiles := BuiltinFor(MockProfile("/opt/herd/bin/herd", "mock-agent"), "")
 	var mock *Profile
 	for i := range profiles {
 		if profiles[i].ID == MockProfileID {
