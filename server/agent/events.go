@@ -33,12 +33,18 @@ const (
 	// EventSessionInfo carries the session title the agent chose
 	// (session_info_update).
 	EventSessionInfo
+	// EventBackgroundEnded ends background work whose end the wire does
+	// not mark: the runtime sends it when the prompt that launched the
+	// work returns (Provenance.EndsWithTurn; see claude.go). Tool holds the
+	// launching call's id and its provenance, Lifecycle finished.
+	EventBackgroundEnded
 )
 
 var eventKindNames = [...]string{
 	EventText: "text", EventThought: "thought", EventToolCall: "tool_call",
 	EventToolCallUpdate: "tool_call_update", EventPlan: "plan", EventUsage: "usage",
 	EventMode: "mode", EventCommands: "commands", EventSessionInfo: "session_info",
+	EventBackgroundEnded: "background_ended",
 }
 
 // String returns the kind's short name, e.g. "tool_call".

@@ -50,6 +50,10 @@ type Options struct {
 	Nice int
 	// Logger receives the SDK's connection diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Trace, when set, receives a copy of every frame the agent writes,
+	// in wire order, from the goroutine that reads them: it must return
+	// quickly. Fixtures of real agents are recorded with it.
+	Trace func(frame []byte)
 }
 
 func (o Options) validate() error {
@@ -97,12 +101,14 @@ type Execution struct {
 	mu sync.Mutex
 	// err is why the execution ended; closing says Close was called;
 	// stopping says teardown began; pending cancels in-flight Handler
-	// requests; nextReq numbers them. Guarded by mu.
+	// requests; nextReq numbers them; work is the turn-bound background
+	// work of the open prompts. Guarded by mu.
 	err      error
 	closing  bool
 	stopping bool
 	pending  map[uint64]context.CancelFunc
 	nextReq  uint64
+	work     turnWork
 
 	// ignored counts session updates that are not events.
 	ignored atomic.Uint64
@@ -182,7 +188,7 @@ func (e *Execution) spawn() error {
 		}
 	}
 	e.cmd, e.stdin, e.stdout = cmd, &stdinWriter{f: inW}, outR
-	e.reader = &wireReader{src: bufio.NewReaderSize(outR, 64<<10), seq: e.seq, violation: e.fail}
+	e.reader = &wireReader{src: bufio.NewReaderSize(outR, 64<<10), seq: e.seq, violation: e.fail, trace: e.opts.Trace}
 	gate := NewReadGate(e.reader)
 	e.conn = acp.NewClientSideConnection(client{e}, e.stdin, gate)
 	e.conn.SetLogger(e.opts.Logger)

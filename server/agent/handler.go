@@ -71,6 +71,7 @@ func (c client) SessionUpdate(_ context.Context, n acp.SessionNotification) erro
 		c.e.ignored.Add(1)
 		return nil
 	}
+	c.e.attribute(&ev)
 	if !c.e.seq.push(ev) {
 		c.e.fail(errors.New("agent event queue overflow"))
 	}

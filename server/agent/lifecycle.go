@@ -39,10 +39,12 @@ func (e *Execution) Prompt(ctx context.Context, text string) (StopReason, error)
 		}
 		defer e.turn.Unlock()
 	}
+	turn := e.beginTurn()
 	resp, err := e.conn.Prompt(ctx, acp.PromptRequest{
 		SessionId: e.sessionID,
 		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
 	})
+	e.endTurn(turn)
 	if err == nil {
 		return StopReason(resp.StopReason), nil
 	}

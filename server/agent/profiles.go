@@ -163,17 +163,27 @@ type Capabilities struct {
 	// work (a Claude subagent turn), and its tests cover that exchange.
 	// Prompt then leaves admission to its caller (see Execution.Prompt).
 	Handoff bool
+	// ExplicitLifecycle is true for an agent that names its background
+	// work's lifecycle in herd's own `_meta.claudeCode` fields
+	// (backgroundTaskId, backgroundKind, lifecycle; see Provenance): the
+	// mock agent. Claude's adapter never sends them; its launches are read
+	// from its tool results (claude.go), and for it those fields are
+	// ignored.
+	ExplicitLifecycle bool
 }
 
-// CapabilitiesOf returns the adapter capabilities of a provider. Only the
-// mock provider attests background work and the handoff: its lifecycle
-// frames and concurrent prompts are exercised by this package's tests.
-// Claude's adapter joins it once fixtures of its real frames are tested
-// here; every other provider stays coarse.
+// CapabilitiesOf returns the adapter capabilities of a provider. Claude's
+// adapter attests background subagents from the frames it really sends
+// (claude.go, tested against fixtures recorded from it in testdata/claude),
+// not the handoff. The mock attests both: it replays those recorded frames
+// and also speaks herd's explicit lifecycle, whose concurrent prompts this
+// package's tests exercise. Every other provider stays coarse.
 func CapabilitiesOf(provider string) Capabilities {
 	switch provider {
 	case "mock":
-		return Capabilities{AttestsBackground: true, Handoff: true}
+		return Capabilities{AttestsBackground: true, Handoff: true, ExplicitLifecycle: true}
+	case "claude":
+		return Capabilities{AttestsBackground: true}
 	default:
 		return Capabilities{}
 	}

@@ -97,6 +97,10 @@ type Provenance struct {
 	BackgroundTaskID string         `json:"backgroundTaskId,omitempty"`
 	BackgroundKind   BackgroundKind `json:"backgroundKind,omitempty"`
 	Lifecycle        Lifecycle      `json:"lifecycle,omitempty"`
+	// EndsWithTurn is set by the runtime for a launch read from Claude's
+	// own tool result (see claude.go): the work ends when the prompt that
+	// launched it returns, reported as EventBackgroundEnded.
+	EndsWithTurn bool `json:"-"`
 	// Attested is set by the runtime, never by the agent: true when the
 	// execution's adapter has Capabilities.AttestsBackground, so the
 	// background fields above may drive activity tracking. When false they
@@ -133,7 +137,7 @@ func provenanceOf(meta map[string]any, caps Capabilities) *Provenance {
 		return nil
 	}
 	str := func(k string) string { s, _ := cc[k].(string); return s }
-	return &Provenance{
+	p := &Provenance{
 		ToolName:         str("toolName"),
 		ParentToolUseID:  str("parentToolUseId"),
 		BackgroundTaskID: str("backgroundTaskId"),
@@ -141,6 +145,20 @@ func provenanceOf(meta map[string]any, caps Capabilities) *Provenance {
 		Lifecycle:        Lifecycle(str("lifecycle")),
 		Attested:         caps.AttestsBackground,
 	}
+	if !caps.ExplicitLifecycle {
+		p.BackgroundTaskID, p.BackgroundKind, p.Lifecycle = "", "", ""
+	}
+	if p.BackgroundKind == "" {
+		resp, _ := cc["toolResponse"].(map[string]any)
+		if kind, id := claudeLaunch(p.ToolName, resp); kind != "" {
+			p.BackgroundKind, p.BackgroundTaskID = kind, id
+			// Only a subagent's end is accountable (its prompt's result).
+			if kind == BackgroundSubagent {
+				p.Lifecycle, p.EndsWithTurn = LifecycleStarted, true
+			}
+		}
+	}
+	return p
 }
 
 // originOf reads `_meta["_claude/origin"].kind`.

@@ -22,6 +22,9 @@ const (
 type item struct {
 	ev   Event
 	mark uint64
+	// reached, when set, is closed once every item before it was
+	// delivered; the item carries no event.
+	reached chan struct{}
 }
 
 // sequencer is the delivery queue between the SDK's notification goroutine
@@ -64,6 +67,19 @@ func newSequencer() *sequencer {
 // invariant is broken.
 func (s *sequencer) push(ev Event) bool {
 	return s.add(item{ev: ev})
+}
+
+// pushBarrier queues events followed by a barrier and returns the channel
+// closed once they were delivered; it is never closed if delivery stops
+// first (sequencer.done is closed then).
+func (s *sequencer) pushBarrier(evs []Event) (<-chan struct{}, bool) {
+	for _, ev := range evs {
+		if !s.push(ev) {
+			return nil, false
+		}
+	}
+	reached := make(chan struct{})
+	return reached, s.add(item{reached: reached})
 }
 
 // pushMark queues the mark the reader issued as number k.
@@ -163,6 +179,10 @@ func (s *sequencer) run(h Handler) {
 		batch, s.items = s.items, batch[:0]
 		s.mu.Unlock()
 		for _, it := range batch {
+			if it.reached != nil {
+				close(it.reached)
+				continue
+			}
 			if it.mark == 0 {
 				h.OnEvent(it.ev)
 				s.delivered.Add(1)

@@ -97,6 +97,8 @@ type wireReader struct {
 	seq *sequencer
 	// violation is called once with a protocol error; it ends the execution.
 	violation func(error)
+	// trace, when set, receives every frame read (see Options.Trace).
+	trace func([]byte)
 
 	out  []byte // bytes ready for the SDK
 	held []byte // a request or response waiting for heldMark to pass
@@ -145,6 +147,9 @@ func (r *wireReader) next() error {
 		return r.endStream(err)
 	}
 	r.frames.Add(1)
+	if r.trace != nil {
+		r.trace(append([]byte(nil), bytes.TrimRight(line, "\r\n")...))
+	}
 	kind, err := classify(line)
 	if err != nil {
 		r.violation(err)

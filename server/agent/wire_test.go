@@ -108,11 +108,15 @@ func TestProvenanceIsAttestedOnlyByTheAdapter(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &u); err != nil {
 		t.Fatal(err)
 	}
-	for provider, want := range map[string]bool{"mock": true, "claude": false, "codex": false, "": false} {
+	// Only the mock speaks herd's explicit lifecycle; attestation comes
+	// from the provider's capabilities, never from the frame's own claim.
+	for provider, want := range map[string]struct{ explicit, attested bool }{
+		"mock": {true, true}, "claude": {false, true}, "codex": {false, false}, "": {false, false},
+	} {
 		ev, ok := normalize(u, CapabilitiesOf(provider))
 		p := ev.Tool.Provenance
-		if !ok || p == nil || p.ToolName != "Task" || p.BackgroundKind != BackgroundSubagent ||
-			p.Lifecycle != LifecycleStarted || p.BackgroundTaskID != "agent_1" || p.Attested != want {
+		explicit := p != nil && p.BackgroundKind == BackgroundSubagent && p.Lifecycle == LifecycleStarted && p.BackgroundTaskID == "agent_1"
+		if !ok || p == nil || p.ToolName != "Task" || explicit != want.explicit || p.Attested != want.attested {
 			t.Errorf("%s: %+v", provider, p)
 		}
 	}

@@ -90,12 +90,12 @@ func frameOf(ev agent.Event) (tracker.Frame, bool) {
 			return tracker.Frame{}, false
 		}
 		return tracker.Frame{Kind: tracker.FrameCycleEnd, Origin: ev.Usage.Origin}, true
-	case agent.EventToolCall, agent.EventToolCallUpdate:
+	case agent.EventToolCall, agent.EventToolCallUpdate, agent.EventBackgroundEnded:
 		if ev.Tool == nil {
 			return tracker.Frame{}, false
 		}
 		f := tracker.Frame{Kind: tracker.FrameToolCall, ToolID: ev.Tool.ID}
-		if ev.Kind == agent.EventToolCallUpdate {
+		if ev.Kind != agent.EventToolCall {
 			f.Kind = tracker.FrameToolUpdate
 		}
 		if p := ev.Tool.Provenance; p != nil {

@@ -1,0 +1,269 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/agent/anthropictest"
+	"github.com/herd-dev/herd/server/agent/claudetest"
+)
+
+// recordClaude rewrites testdata/claude from the real adapter:
+// go test ./server/agent -run TestRealClaude -record-claude
+var recordClaude = flag.Bool("record-claude", false, "record the real Claude adapter's frames into testdata/claude")
+
+// claudeScript answers Claude Code's requests for the scenario the prompt
+// names ("stream", "subagent", "shell"), and its side requests (title,
+// suggestions) with a short text.
+func claudeScript(req *anthropictest.Request) anthropictest.Reply {
+	last := req.LastUserText()
+	switch {
+	case !req.IsMain() || strings.HasPrefix(last, "[SUGGESTION MODE"):
+		return anthropictest.Say("Scripted title")
+	case strings.HasPrefix(last, "CHILD") && req.Answered():
+		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.Text("The child looked around.")}, Chunk: 8, Delay: 50 * time.Millisecond}
+	case strings.HasPrefix(last, "CHILD"):
+		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_child_ls", "Bash", map[string]any{"command": "ls", "description": "List files"})}}
+	case req.Notified():
+		return anthropictest.Say("The background work finished.")
+	case req.Answered():
+		return anthropictest.Say("Done.")
+	case last == "subagent":
+		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_agent_1", "Agent",
+			map[string]any{"description": "Look around", "prompt": "CHILD: list the files", "subagent_type": "general-purpose"})}}
+	case last == "shell":
+		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_shell_1", "Bash",
+			map[string]any{"command": "sleep 1; echo finished", "description": "Wait a second", "run_in_background": true})}}
+	}
+	return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.Thinking("The person wants a greeting."), anthropictest.Text("Hello from the scripted model.")}, Chunk: 6}
+}
+
+// claudeRun is one prompt to the real Claude adapter: what herd's runtime
+// made of it and the frames the adapter sent.
+type claudeRun struct {
+	events []agent.Event
+	frames [][]byte
+	stop   agent.StopReason
+	err    error
+	// endedBeforeReturn counts EventBackgroundEnded delivered before
+	// Prompt returned.
+	endedBeforeReturn int
+}
+
+type claudeHandler struct {
+	mu     sync.Mutex
+	events []agent.Event
+}
+
+func (h *claudeHandler) OnEvent(ev agent.Event) {
+	h.mu.Lock()
+	h.events = append(h.events, ev)
+	h.mu.Unlock()
+}
+
+func (h *claudeHandler) RequestPermission(context.Context, agent.PermissionRequest) (string, error) {
+	return "allow-once", nil
+}
+
+func (h *claudeHandler) Clarify(context.Context, agent.ClarificationRequest) (string, error) {
+	return "", fmt.Errorf("no clarifications here")
+}
+
+func (h *claudeHandler) snapshot() []agent.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]agent.Event(nil), h.events...)
+}
+
+// runClaude starts the real adapter in mode, sends prompt, waits linger
+// after the turn for out-of-turn frames and closes the execution.
+func runClaude(t *testing.T, prompt string, mode claudetest.Mode, linger time.Duration) claudeRun {
+	t.Helper()
+	srv, err := anthropictest.Start(claudeScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	profile := claudetest.Profile(t, srv.URL, mode)
+	var (
+		mu     sync.Mutex
+		frames [][]byte
+	)
+	h := &claudeHandler{}
+	ex, err := agent.Start(context.Background(), agent.Options{
+		Profile: profile, Cwd: t.TempDir(), Handler: h, ClientVersion: "test",
+		Trace: func(f []byte) {
+			mu.Lock()
+			frames = append(frames, f)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatalf("start the real Claude adapter: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var run claudeRun
+	run.stop, run.err = ex.Prompt(ctx, prompt)
+	for _, ev := range h.snapshot() {
+		if ev.Kind == agent.EventBackgroundEnded {
+			run.endedBeforeReturn++
+		}
+	}
+	time.Sleep(linger) // out-of-turn frames come on the agent's own time
+	_ = ex.Close()
+	run.events = h.snapshot()
+	mu.Lock()
+	run.frames = frames
+	mu.Unlock()
+	return run
+}
+
+// writeFixture stores a run's frames as testdata/claude/NAME.jsonl, after
+// a header naming the adapter and Claude Code versions they came from.
+func writeFixture(t *testing.T, name string, frames [][]byte) {
+	t.Helper()
+	var b bytes.Buffer
+	header, _ := json.Marshal(map[string]any{"fixture": map[string]any{
+		"adapter": agent.ClaudeAdapter.Package + "@" + agent.ClaudeAdapter.Version, "claudeCode": claudeCodeVersion(t),
+		"scenario": name, "recorded": time.Now().UTC().Format("2006-01-02"),
+		"how": "go test ./server/agent -run TestRealClaude -record-claude (scripted model endpoint, plain ACP v1 client)",
+	}})
+	b.Write(header)
+	b.WriteByte('\n')
+	for _, f := range frames {
+		b.Write(f)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join("testdata", "claude", name+".jsonl"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claudeCodeVersion is the version of the Claude Code the installed
+// adapter runs.
+func claudeCodeVersion(t *testing.T) string {
+	data, err := os.ReadFile(filepath.Join(claudetest.Adapters(), "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Version       string `json:"version"`
+		ClaudeVersion string `json:"claudeCodeVersion"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	if pkg.ClaudeVersion != "" {
+		return pkg.ClaudeVersion
+	}
+	return "claude-agent-sdk " + pkg.Version
+}
+
+func kinds(evs []agent.Event, kind agent.EventKind) []agent.Event {
+	var out []agent.Event
+	for _, ev := range evs {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestRealClaudeStreamsTextAndReasoning(t *testing.T) {
+	run := runClaude(t, "stream", claudetest.ModeAsk, 0)
+	if run.err != nil || run.stop != agent.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", run.stop, run.err)
+	}
+	var text, thought strings.Builder
+	for _, ev := range run.events {
+		switch ev.Kind {
+		case agent.EventText:
+			if ev.MessageID != "" {
+				text.WriteString(ev.Text)
+			}
+		case agent.EventThought:
+			thought.WriteString(ev.Text)
+		}
+	}
+	if text.String() != "Hello from the scripted model." || thought.String() != "The person wants a greeting." {
+		t.Fatalf("text %q, reasoning %q", text.String(), thought.String())
+	}
+	if len(kinds(run.events, agent.EventUsage)) == 0 {
+		t.Fatal("no usage_update")
+	}
+	if *recordClaude {
+		writeFixture(t, "stream", run.frames)
+	}
+}
+
+func TestRealClaudeSubagentIsAttestedUntilItsTurnEnds(t *testing.T) {
+	run := runClaude(t, "subagent", claudetest.ModeBypass, 0)
+	if run.err != nil || run.stop != agent.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", run.stop, run.err)
+	}
+	var launch *agent.Provenance
+	yielded, child := false, false
+	for _, ev := range run.events {
+		switch {
+		case ev.Kind == agent.EventUsage && ev.Usage.Origin == agent.OriginHuman:
+			yielded = true
+		case ev.Tool != nil && ev.Tool.Provenance != nil && ev.Tool.Provenance.Lifecycle == agent.LifecycleStarted:
+			launch = ev.Tool.Provenance
+		case ev.Tool != nil && ev.Tool.ID == "toolu_child_ls":
+			child = ev.Tool.Provenance != nil && ev.Tool.Provenance.ParentToolUseID == "toolu_agent_1"
+		}
+	}
+	if launch == nil || launch.BackgroundKind != agent.BackgroundSubagent || launch.BackgroundTaskID == "" || !launch.Attested {
+		t.Fatalf("subagent launch = %+v", launch)
+	}
+	if !yielded || !child {
+		t.Fatalf("foreground yield seen %v, child call under the launch %v", yielded, child)
+	}
+	ended := kinds(run.events, agent.EventBackgroundEnded)
+	if len(ended) != 1 || run.endedBeforeReturn != 1 || ended[0].Tool.Provenance.BackgroundTaskID != launch.BackgroundTaskID {
+		t.Fatalf("ends %+v (%d before the prompt returned), want the launched subagent's, before", ended, run.endedBeforeReturn)
+	}
+	if *recordClaude {
+		writeFixture(t, "subagent", run.frames)
+	}
+}
+
+func TestRealClaudeBackgroundShellIsNotRegistered(t *testing.T) {
+	run := runClaude(t, "shell", claudetest.ModeBypass, 2500*time.Millisecond)
+	if run.err != nil || run.stop != agent.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", run.stop, run.err)
+	}
+	var shell *agent.Provenance
+	notified := false
+	for _, ev := range run.events {
+		if ev.Tool != nil && ev.Tool.Provenance != nil && ev.Tool.Provenance.BackgroundKind == agent.BackgroundShell {
+			shell = ev.Tool.Provenance
+		}
+		if ev.Kind == agent.EventUsage && ev.Usage.Origin == agent.OriginTaskNotification {
+			notified = true
+		}
+	}
+	if shell == nil || shell.BackgroundTaskID == "" || shell.Lifecycle != "" {
+		t.Fatalf("shell provenance = %+v, want its id and no lifecycle (its end is not on the wire)", shell)
+	}
+	if !notified {
+		t.Fatal("no task-notification cycle after the shell ended")
+	}
+	if len(kinds(run.events, agent.EventBackgroundEnded)) != 0 {
+		t.Fatal("a shell's end was reported")
+	}
+	if *recordClaude {
+		writeFixture(t, "shell", run.frames)
+	}
+}
