@@ -4,9 +4,9 @@ import "errors"
 
 // This file reads the background work of Claude's ACP adapter
 // (@agentclientprotocol/claude-agent-acp) from the frames it really sends
-// to a plain ACP v1 client; testdata/claude holds them, recorded from the
-// real adapter against a scripted model endpoint, and claude_test.go replays
-// them. What the adapter sends, by workload:
+// to a plain ACP v1 client; package claudeframes holds them, recorded from
+// the real adapter against a scripted model endpoint, and
+// claude_fixture_test.go replays them. What the adapter sends, by workload:
 //
 //   - A subagent (the Agent tool, Task in older versions) that runs in the
 //     background: a tool_call_update of the launching call whose

@@ -1,64 +1,45 @@
 package agent
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/herd-dev/herd/server/agent/claudeframes"
 )
 
-// replayFixture plays the agent's frames recorded in testdata/claude/NAME
-// through the runtime's own path (normalize, turn attribution, the end of
-// turn-bound work) with Claude's capabilities, as an execution whose one
-// prompt was request 3, and returns the events the Handler got.
+// replayFixture plays the recorded prompt turn of the real adapter
+// (package claudeframes) through the runtime's own path (normalize, turn
+// attribution, the end of turn-bound work) with Claude's capabilities, and
+// returns the events the Handler got.
 func replayFixture(t *testing.T, name string) []Event {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "claude", name+".jsonl"))
+	rec, err := claudeframes.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates, _, _, err := rec.Prompt()
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &Execution{caps: CapabilitiesOf("claude"), seq: newSequencer(), stop: make(chan struct{})}
-	rec := newRecorder()
-	go e.seq.run(rec)
+	h := newRecorder()
+	go e.seq.run(h)
 	defer e.seq.abort()
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	var turn uint64
-	for n := 0; sc.Scan(); n++ {
-		var f struct {
-			ID     *int            `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
+	turn := e.beginTurn()
+	for i, raw := range updates {
+		var note acp.SessionNotification
+		if err := json.Unmarshal(raw, &note); err != nil {
+			t.Fatalf("update %d: %v", i, err)
 		}
-		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
-			t.Fatalf("line %d: %v", n+1, err)
-		}
-		switch {
-		case f.ID != nil && *f.ID == 2 && f.Result != nil: // session/new answered: the prompt is sent
-			turn = e.beginTurn()
-		case f.ID != nil && *f.ID == 3 && f.Result != nil: // the prompt's result
-			e.endTurn(turn)
-		case f.Method == "session/update":
-			var note acp.SessionNotification
-			if err := json.Unmarshal(f.Params, &note); err != nil {
-				t.Fatalf("line %d: decode session/update: %v", n+1, err)
-			}
-			if err := (client{e}).SessionUpdate(context.Background(), note); err != nil {
-				t.Fatal(err)
-			}
+		if err := (client{e}).SessionUpdate(context.Background(), note); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if turn == 0 {
-		t.Fatal("the fixture has no session/new result")
-	}
-	rec.waitFor(t, "the replayed events", func(evs []Event) bool { return len(evs) > 0 })
-	return rec.snapshot()
+	e.endTurn(turn)
+	return h.snapshot()
 }
 
 func TestClaudeFixtureSubagentLaunchYieldAndEnd(t *testing.T) {

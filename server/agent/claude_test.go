@@ -18,9 +18,9 @@ import (
 	"github.com/herd-dev/herd/server/agent/claudetest"
 )
 
-// recordClaude rewrites testdata/claude from the real adapter:
-// go test ./server/agent -run TestRealClaude -record-claude
-var recordClaude = flag.Bool("record-claude", false, "record the real Claude adapter's frames into testdata/claude")
+// recordClaude rewrites the recordings in claudeframes from the real
+// adapter: go test ./server/agent -run TestRealClaude -args -record-claude
+var recordClaude = flag.Bool("record-claude", false, "record the real Claude adapter's frames into claudeframes")
 
 // claudeScript answers Claude Code's requests for the scenario the prompt
 // names ("stream", "subagent", "shell"), and its side requests (title,
@@ -129,7 +129,7 @@ func runClaude(t *testing.T, prompt string, mode claudetest.Mode, linger time.Du
 	return run
 }
 
-// writeFixture stores a run's frames as testdata/claude/NAME.jsonl, after
+// writeFixture stores a run's frames as claudeframes/NAME.jsonl, after
 // a header naming the adapter and Claude Code versions they came from.
 func writeFixture(t *testing.T, name string, frames [][]byte) {
 	t.Helper()
@@ -145,7 +145,7 @@ func writeFixture(t *testing.T, name string, frames [][]byte) {
 		b.Write(f)
 		b.WriteByte('\n')
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "claude", name+".jsonl"), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("claudeframes", name+".jsonl"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

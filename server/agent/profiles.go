@@ -174,7 +174,7 @@ type Capabilities struct {
 
 // CapabilitiesOf returns the adapter capabilities of a provider. Claude's
 // adapter attests background subagents from the frames it really sends
-// (claude.go, tested against fixtures recorded from it in testdata/claude),
+// (claude.go, tested against recordings of it in package claudeframes),
 // not the handoff. The mock attests both: it replays those recorded frames
 // and also speaks herd's explicit lifecycle, whose concurrent prompts this
 // package's tests exercise. Every other provider stays coarse.

@@ -30,10 +30,18 @@
 //	                   the same work, but the prompt request stays open until
 //	                   it has finished (a held-open subagent turn); another
 //	                   prompt may run meanwhile
+//	claude-replay NAME [MS]
+//	                   the prompt turn the real Claude adapter sent in the
+//	                   recording NAME of package claudeframes (stream,
+//	                   subagent, shell), frame for frame, pausing MS ms
+//	                   after its human-origin usage_update (the foreground's
+//	                   yield) while the prompt stays open
 //
 // A turn stops at session/cancel and ends with stop reason cancelled, as it
 // does when the client withdraws a permission or clarification request;
-// background work already launched carries on. HERD_MOCK_SLOW_START_MS sets
+// background work already launched carries on. The background scenarios
+// speak herd's explicit lifecycle fields (agent.Provenance), which Claude
+// does not send; claude-replay plays what Claude really sends. HERD_MOCK_SLOW_START_MS sets
 // the slow start when the flag is absent, so a profile can start slow
 // through its environment. The frames are built from package agent's wire
 // types, so the mock and the runtime share one definition of each shape.

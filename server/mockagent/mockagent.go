@@ -253,6 +253,8 @@ func (t *turn) play(prompt string) error {
 		return t.backgroundWork(args, false)
 	case "background-held":
 		return t.backgroundWork(args, true)
+	case "claude-replay":
+		return t.claudeReplay(args)
 	}
 	return acp.NewInvalidParams(map[string]any{"error": "unknown scenario " + strconv.Quote(name)})
 }

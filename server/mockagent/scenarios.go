@@ -13,6 +13,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/agent/claudeframes"
 )
 
 // errWithdrawn ends a turn whose question the client withdrew; the turn
@@ -317,4 +318,53 @@ func stopProcess(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}
+}
+
+// claudeReplay plays `claude-replay NAME [MS]`: the updates of the prompt
+// turn recorded from the real Claude adapter (claudeframes.Load), in their
+// recorded order and shape, under this session's id. MS ms (default 0) pass
+// after the usage_update that ends the human-origin cycle, with the prompt
+// still open, as Claude holds a turn whose subagents still run.
+func (t *turn) claudeReplay(args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return acp.NewInvalidParams(map[string]any{"error": "claude-replay takes a recording name and an optional pause in ms"})
+	}
+	var hold time.Duration
+	if len(args) == 2 {
+		ms, err := strconv.Atoi(args[1])
+		if err != nil || ms < 0 {
+			return acp.NewInvalidParams(map[string]any{"error": "claude-replay: bad pause " + strconv.Quote(args[1])})
+		}
+		hold = time.Duration(ms) * time.Millisecond
+	}
+	rec, err := claudeframes.Load(args[0])
+	if err != nil {
+		return acp.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	updates, _, _, err := rec.Prompt()
+	if err != nil {
+		return acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	for _, raw := range updates {
+		var note acp.SessionNotification
+		if err := json.Unmarshal(raw, &note); err != nil {
+			return acp.NewInternalError(map[string]any{"error": "decode recorded update: " + err.Error()})
+		}
+		if err := t.send(t.ctx, note.Update); err != nil {
+			return err
+		}
+		if u := note.Update.UsageUpdate; u != nil && hold > 0 && originKind(u.Meta) == agent.OriginHuman {
+			if err := pause(t.ctx, hold); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// originKind reads a usage_update's `_meta["_claude/origin"].kind`.
+func originKind(meta map[string]any) string {
+	o, _ := meta["_claude/origin"].(map[string]any)
+	kind, _ := o["kind"].(string)
+	return kind
 }

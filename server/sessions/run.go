@@ -36,6 +36,9 @@ type run struct {
 	stopping bool
 	// turns counts the turn goroutines in flight (see startTurnLocked).
 	turns int
+	// agentMessage is the agent's id (ACP messageId) of the newest text
+	// or reasoning chunk that carried one.
+	agentMessage string
 }
 
 // waiter is an agent request waiting for the person's answer.

@@ -308,17 +308,40 @@ func (r *run) OnEvent(ev agent.Event) {
 		r.m.tr.Frame(texec, f)
 	}
 	var err error
+	if r.startsMessage(ev) {
+		// Chunks of another agent message start new messages here too,
+		// however closely they follow the last.
+		err = co.Barrier(r.m.ctx, messageBoundary{})
+	}
 	switch ev.Kind {
 	case agent.EventText:
-		err = co.Chunk(r.m.ctx, coalescer.KindAgent, ev.Text)
+		err = errors.Join(err, co.Chunk(r.m.ctx, coalescer.KindAgent, ev.Text))
 	case agent.EventThought:
-		err = co.Chunk(r.m.ctx, coalescer.KindThinking, ev.Text)
+		err = errors.Join(err, co.Chunk(r.m.ctx, coalescer.KindThinking, ev.Text))
 	case agent.EventToolCall, agent.EventToolCallUpdate, agent.EventPlan:
 		err = co.Barrier(r.m.ctx, ev)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		r.m.log.Debug("drop event after close", "session", r.id, "kind", ev.Kind.String(), "err", err)
 	}
+}
+
+// messageBoundary is the barrier between two agent messages: it ends the
+// streaming messages and stores nothing.
+type messageBoundary struct{}
+
+// startsMessage reports whether ev is a chunk of an agent message other
+// than the one the last identified chunk belonged to. Chunks without an id
+// continue whatever streams.
+func (r *run) startsMessage(ev agent.Event) bool {
+	if (ev.Kind != agent.EventText && ev.Kind != agent.EventThought) || ev.MessageID == "" {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := r.agentMessage
+	r.agentMessage = ev.MessageID
+	return last != "" && last != ev.MessageID
 }
 
 // RequestPermission implements agent.Handler: the request is stored (in

@@ -152,6 +152,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Beta = r.URL.Query().Get("beta") == "true"
+	req.ctx = r.Context()
 	req.Received = time.Now()
 	s.mu.Lock()
 	req.N = len(s.requests)

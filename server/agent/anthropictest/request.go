@@ -1,6 +1,7 @@
 package anthropictest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -27,7 +28,13 @@ type Request struct {
 	Tools []string
 	// Body is the request body as sent.
 	Body []byte
+
+	ctx context.Context
 }
+
+// Context ends when the client gives up on the request or the server
+// closes; a script that blocks should stop waiting then.
+func (r *Request) Context() context.Context { return r.ctx }
 
 // Message is one turn of the conversation.
 type Message struct {
