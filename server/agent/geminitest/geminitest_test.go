@@ -1,0 +1,113 @@
+package geminitest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/agent/geminiapitest"
+	"github.com/herd-dev/herd/server/agent/geminitest"
+)
+
+// events is a Handler that keeps every event and refuses every request: a
+// turn of plain text asks for nothing.
+type events struct {
+	mu  sync.Mutex
+	all []agent.Event
+}
+
+func (h *events) OnEvent(ev agent.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.all = append(h.all, ev)
+}
+
+func (h *events) RequestPermission(context.Context, agent.PermissionRequest) (string, error) {
+	return "", errors.New("no permission expected in a text turn")
+}
+
+func (h *events) Clarify(context.Context, agent.ClarificationRequest) (string, error) {
+	return "", errors.New("no question expected in a text turn")
+}
+
+func (h *events) of(kind agent.EventKind) []agent.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []agent.Event
+	for _, ev := range h.all {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// The real Gemini CLI, pointed at the scripted Gemini API endpoint, streams
+// the endpoint's reply through herd's runtime as text events, one per
+// chunk, and ends the turn with end_turn; the endpoint saw the person's
+// prompt.
+func TestGeminiStreamsAScriptedTurn(t *testing.T) {
+	geminitest.Require(t)
+	reply := geminiapitest.Say("Hello ", "from the ", "scripted Gemini endpoint")
+	srv, err := geminiapitest.Start(func(*geminiapitest.Request) geminiapitest.Reply { return reply })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+
+	h := &events{}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	exec, err := agent.Start(ctx, agent.Options{
+		Profile: geminitest.Profile(t, srv.URL), Cwd: t.TempDir(), Handler: h, StartTimeout: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exec.Close() })
+
+	const prompt = "Say hello from the scripted endpoint"
+	stop, err := exec.Prompt(ctx, prompt)
+	if err != nil {
+		t.Fatalf("prompt: %v; stderr: %s", err, exec.Stderr())
+	}
+	if stop != agent.StopEndTurn {
+		t.Errorf("stop reason = %q, want %q", stop, agent.StopEndTurn)
+	}
+
+	texts := h.of(agent.EventText)
+	var got []string
+	for _, ev := range texts {
+		got = append(got, ev.Text)
+	}
+	if strings.Join(got, "") != reply.Text() {
+		t.Errorf("streamed text = %q, want %q", strings.Join(got, ""), reply.Text())
+	}
+	if len(texts) < 2 {
+		t.Errorf("the reply arrived in %d text event(s), want one per chunk: %q", len(texts), got)
+	}
+
+	var main *geminiapitest.Request
+	for _, req := range srv.Requests() {
+		if req.IsMain() {
+			main = req
+			break
+		}
+	}
+	if main == nil {
+		t.Fatalf("the endpoint saw no request of the agent's loop among %d", len(srv.Requests()))
+	}
+	if main.LastUserText() != prompt {
+		t.Errorf("the model was shown %q, want the prompt %q", main.LastUserText(), prompt)
+	}
+	if main.Model != geminitest.Model || !main.Stream {
+		t.Errorf("request model %q stream %v, want %q streamed", main.Model, main.Stream, geminitest.Model)
+	}
+	if main.APIKey != geminitest.APIKey {
+		t.Errorf("x-goog-api-key = %q, want %q", main.APIKey, geminitest.APIKey)
+	}
+}
