@@ -9,11 +9,21 @@ BIN     := bin/herd
 # Sources the web app is built from; app.wasm is rebuilt when one changes.
 WASM_SRC := $(shell find app shared cmd/wasm -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: run build wasm test test-faults lint fuzz bench bench-load clean
+ADAPTERS := server/agent/adapters
+
+.PHONY: run build wasm adapters test test-faults lint fuzz bench bench-load clean
 
 ## run: build the web app and the server, then serve on 127.0.0.1:8080 with a demo workspace
 run: build
-	./$(BIN) serve
+	./$(BIN) serve --adapters $(ADAPTERS)
+
+## adapters: the pinned ACP adapters of Claude Code, Codex and Gemini CLI
+## (server/agent/adapters/package-lock.json), installed with npm ci; the
+## built-in profiles use them, and the real-agent tests need them
+adapters: $(ADAPTERS)/node_modules/.package-lock.json
+
+$(ADAPTERS)/node_modules/.package-lock.json: $(ADAPTERS)/package.json $(ADAPTERS)/package-lock.json
+	npm ci --prefix $(ADAPTERS) --no-audit --no-fund
 
 ## build: the herd binary (embeds the web app)
 build: wasm
