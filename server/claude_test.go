@@ -2,11 +2,14 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -250,4 +253,70 @@ func TestRecordedClaudeSubagentReplayCountsLikeTheRealOne(t *testing.T) {
 	})
 	require.Equal(t, "end_turn", awaitSettled(t, c))
 	awaitSummary(t, feed, task["id"], func(s map[string]any) bool { return s["active_subagent_count"] == 0.0 })
+}
+
+// BenchmarkRealClaudeFirstChunkToWebSocket measures, per turn of the real
+// Claude Code, the time from the scripted model endpoint writing the
+// answer's first delta to the first byte of that text arriving on a
+// session subscriber's WebSocket: Claude Code's own streaming, the
+// adapter, and herd (runtime, coalescer, store, gateway).
+func BenchmarkRealClaudeFirstChunkToWebSocket(b *testing.B) {
+	claudetest.Require(b)
+	endpoint, err := anthropictest.Start(func(req *anthropictest.Request) anthropictest.Reply {
+		last := req.LastUserText()
+		if !req.IsMain() || strings.HasPrefix(last, "[SUGGESTION MODE") {
+			return anthropictest.Say("Scripted title")
+		}
+		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.Text("answer to " + last + ", streamed in small chunks")}, Chunk: 6}
+	})
+	require.NoError(b, err)
+	defer endpoint.Close()
+	p := claudetest.Profile(b, endpoint.URL, claudetest.ModeAsk)
+	file := filepath.Join(b.TempDir(), "agents.json")
+	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
+		"id": claudeProfileID, "name": "Claude Code (scripted)", "provider": "claude", "command": p.Command, "args": p.Args, "env": p.Env,
+	}}})
+	require.NoError(b, err)
+	require.NoError(b, os.WriteFile(file, agents, 0o600))
+	srv := MustStart(b, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
+	c := MustDial(b, srv, nil)
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "Latency"})
+	session := c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": claudeProfileID})
+	c.call("session.subscribe", map[string]any{"session_id": session["id"]})
+	for {
+		if n := c.awaitNotification("session.state_changed"); n["state"] == "WAITING_FOR_INPUT" {
+			break
+		}
+	}
+
+	var added []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		prompt := fmt.Sprintf("turn %d", i)
+		c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": prompt, "content": prompt})
+		var arrived time.Time
+		for arrived.IsZero() {
+			f := c.next()
+			if f["action"] != "session.message.added" && f["action"] != "session.message.updated" {
+				continue
+			}
+			if m, _ := f["payload"].(map[string]any); m["type"] == "agent" && strings.HasPrefix(fmt.Sprint(m["content"]), "answer to "+prompt) {
+				arrived = time.Now()
+			}
+		}
+		c.awaitNotification("session.turn.settled")
+		var first time.Time
+		for _, r := range endpoint.Requests() {
+			if r.IsMain() && r.LastUserText() == prompt {
+				first, _ = endpoint.FirstByte(r.N)
+			}
+		}
+		require.False(b, first.IsZero(), "the endpoint streamed no answer to %q", prompt)
+		added = append(added, float64(arrived.Sub(first).Microseconds())/1000)
+	}
+	b.StopTimer()
+	sort.Float64s(added)
+	b.ReportMetric(added[len(added)/2], "ms-median")
+	b.ReportMetric(added[len(added)-1], "ms-max")
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -266,4 +267,64 @@ func TestRealClaudeBackgroundShellIsNotRegistered(t *testing.T) {
 	if *recordClaude {
 		writeFixture(t, "shell", run.frames)
 	}
+}
+
+// firstText is a Handler that notes when the first text event arrives.
+type firstText struct {
+	claudeHandler
+	mu    sync.Mutex
+	first time.Time
+}
+
+func (h *firstText) OnEvent(ev agent.Event) {
+	h.mu.Lock()
+	if ev.Kind == agent.EventText && ev.MessageID != "" && h.first.IsZero() {
+		h.first = time.Now()
+	}
+	h.mu.Unlock()
+}
+
+// BenchmarkRealClaudeFirstChunkToEvent measures, per turn of the real
+// Claude Code, the time from the scripted endpoint writing the answer's
+// first delta to herd's runtime delivering the first text event: Claude
+// Code's and its adapter's share of the first-chunk latency (the server's
+// benchmark BenchmarkRealClaudeFirstChunkToWebSocket adds herd's).
+func BenchmarkRealClaudeFirstChunkToEvent(b *testing.B) {
+	srv, err := anthropictest.Start(claudeScript)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	h := &firstText{}
+	ex, err := agent.Start(context.Background(), agent.Options{
+		Profile: claudetest.Profile(b, srv.URL, claudetest.ModeAsk), Cwd: b.TempDir(), Handler: h, ClientVersion: "test",
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ex.Close()
+	var took []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.mu.Lock()
+		h.first = time.Time{}
+		h.mu.Unlock()
+		if _, err := ex.Prompt(context.Background(), "stream"); err != nil {
+			b.Fatal(err)
+		}
+		reqs := srv.Requests()
+		var first time.Time
+		for _, r := range reqs {
+			if r.IsMain() && r.LastUserText() == "stream" {
+				first, _ = srv.FirstByte(r.N)
+			}
+		}
+		h.mu.Lock()
+		took = append(took, float64(h.first.Sub(first).Microseconds())/1000)
+		h.mu.Unlock()
+	}
+	b.StopTimer()
+	sort.Float64s(took)
+	b.ReportMetric(took[len(took)/2], "ms-median")
+	b.ReportMetric(took[len(took)-1], "ms-max")
 }
