@@ -37,6 +37,10 @@ func (v *sessionView) renderSessionPane() app.UI {
 					app.Range(profiles).Slice(func(i int) app.UI {
 						p := profiles[i]
 						o := app.Option().Value(p.ID).Text(p.Name)
+						if !p.Available {
+							// Named with what it lacks, and not choosable.
+							o = app.Option().Value(p.ID).Text(p.Name + " (unavailable)").Title(p.Missing).Disabled(true)
+						}
 						if p.ID == v.profileID {
 							o = o.Selected(true)
 						}
