@@ -38,6 +38,9 @@ func (r *run) keepAgentSession(ctx context.Context, exec *agent.Execution, previ
 		r.m.pub.PublishSession(r.id, shared.NotifySessionStateChanged, shared.SessionStateEventOf(s), false)
 	}
 	if lost == "" {
+		if previous != "" {
+			r.m.log.Info("agent session continued", "session", r.id, "agent_session", previous, "method", exec.Restore().Method)
+		}
 		return
 	}
 	r.m.log.Info("agent context not restored", "session", r.id, "previous", previous, "why", lost)
