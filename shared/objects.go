@@ -117,13 +117,24 @@ type Session struct {
 	ForegroundActivity  ForegroundActivity `json:"foreground_activity,omitempty"`
 	ActiveSubagentCount int                `json:"active_subagent_count"`
 	// StateRevision rises by one with every change of State,
-	// ForegroundActivity or ActiveSubagentCount; a client keeps the copy
-	// with the highest revision, whether it came in a list or an event.
+	// ForegroundActivity, ActiveSubagentCount or ContextLost; a client
+	// keeps the copy with the highest revision, whether it came in a list
+	// or an event.
 	StateRevision int64 `json:"state_revision"`
 	// ErrorMessage explains a FAILED state; empty otherwise.
-	ErrorMessage string    `json:"error_message,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	// AgentSessionID is the agent's own ACP session id behind this
+	// session, which herd resumes when it starts the agent again; absent
+	// until the agent has opened a session.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
+	// ContextLost is set when the agent's latest start could not restore
+	// its earlier context (it does not support session/resume or
+	// session/load, or refused them) and opened a fresh session, which
+	// remembers none of the earlier turns: it says why. Absent when the
+	// context was restored or there was none to restore.
+	ContextLost string    `json:"context_lost,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // MessageType classifies a transcript message.

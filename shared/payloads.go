@@ -127,7 +127,8 @@ type StatusSummaryEvent struct {
 
 // SessionStateEvent is the payload of session.state_changed and
 // session.activity_changed: a session's state and activity at one
-// StateRevision. ForegroundActivity is omitted when the session is settled.
+// StateRevision. ForegroundActivity is omitted when the session is settled;
+// ContextLost as Session's, omitted when the agent's context was restored.
 type SessionStateEvent struct {
 	TaskID              string             `json:"task_id"`
 	SessionID           string             `json:"session_id"`
@@ -135,6 +136,7 @@ type SessionStateEvent struct {
 	ForegroundActivity  ForegroundActivity `json:"foreground_activity,omitempty"`
 	ActiveSubagentCount int                `json:"active_subagent_count"`
 	StateRevision       int64              `json:"state_revision"`
+	ContextLost         string             `json:"context_lost,omitempty"`
 }
 
 // SessionStateEventOf returns the state event of a session.
@@ -142,6 +144,7 @@ func SessionStateEventOf(s Session) SessionStateEvent {
 	return SessionStateEvent{
 		TaskID: s.TaskID, SessionID: s.ID, State: s.State, ForegroundActivity: s.ForegroundActivity,
 		ActiveSubagentCount: s.ActiveSubagentCount, StateRevision: s.StateRevision,
+		ContextLost: s.ContextLost,
 	}
 }
 

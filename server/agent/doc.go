@@ -6,8 +6,14 @@
 // # Executions
 //
 // Start spawns a profile's command in its own process group, in the
-// session's working directory, and runs initialize and session/new under a
-// timeout. Prompt runs one turn; Cancel sends session/cancel; Close closes
+// session's working directory, and runs initialize and opens the ACP
+// session under a timeout: Options.ResumeSessionID is continued with
+// session/resume or session/load when the agent advertises them (load's
+// replayed history is dropped in wire order, up to its answer), else a
+// new session opens and Restore says why the context was lost (see
+// continuity.go). A refused start says what to do (startup.go): an agent
+// that needs authentication lists its own auth methods
+// (AuthRequiredError). Prompt runs one turn; Cancel sends session/cancel; Close closes
 // stdin, sends SIGTERM to the group, SIGKILL after a grace period, and
 // waits. Whatever ends an execution (Close, the agent exiting, a malformed
 // frame) ends it alone and is reported by Done and Err; the last 64 KiB of

@@ -54,6 +54,9 @@ type Options struct {
 	// in wire order, from the goroutine that reads them: it must return
 	// quickly. Fixtures of real agents are recorded with it.
 	Trace func(frame []byte)
+	// ResumeSessionID is the agent's id of an earlier ACP session to
+	// continue (see Execution.Restore); "" opens a new one.
+	ResumeSessionID string
 }
 
 func (o Options) validate() error {
@@ -89,6 +92,10 @@ type Execution struct {
 	seq       *sequencer
 	sessionID acp.SessionId
 	turn      sync.Mutex
+	// restore and authMethods are set by the handshake, before Start
+	// returns, and read-only afterwards.
+	restore     Restore
+	authMethods []AuthMethod
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed to start teardown
@@ -110,17 +117,22 @@ type Execution struct {
 	nextReq  uint64
 	work     turnWork
 
-	// ignored counts session updates that are not events.
-	ignored atomic.Uint64
+	// ignored counts session updates that are not events; replayed the
+	// updates of a session/load's replay, which are dropped.
+	ignored, replayed atomic.Uint64
 }
 
 // Start spawns the profile's command in opts.Cwd, speaks initialize
-// (protocol version 1) and session/new to it, and returns the running
-// execution. herd offers the agent no file system or terminal methods
+// (protocol version 1) and opens the ACP session — continuing
+// opts.ResumeSessionID when the agent can (see openSession), else with
+// session/new — and returns the running execution. herd offers the agent no file system or terminal methods
 // (they stay off in clientCapabilities): agents use their own tools inside
 // Cwd. If the command cannot start, the agent exits, sends a malformed
 // frame or does not answer within StartTimeout, Start returns an error
-// with the agent's stderr tail and leaves nothing running.
+// with the agent's stderr tail and leaves nothing running. Its message
+// says what to do: what the profile lacks on this machine, how to
+// authenticate the agent (an *AuthRequiredError), or how to look into an
+// agent that exits at start.
 func Start(ctx context.Context, opts Options) (*Execution, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("start agent %s: %w", opts.Profile.ID, err)
@@ -140,6 +152,9 @@ func Start(ctx context.Context, opts Options) (*Execution, error) {
 		pending: make(map[uint64]context.CancelFunc),
 	}
 	if err := e.spawn(); err != nil {
+		if missing := opts.Profile.Missing(); missing != "" {
+			err = fmt.Errorf("%w; the profile %s", err, missing)
+		}
 		return nil, fmt.Errorf("start agent %s: %w", opts.Profile.ID, err)
 	}
 	if err := e.handshake(ctx); err != nil {
@@ -151,6 +166,13 @@ func Start(ctx context.Context, opts Options) (*Execution, error) {
 		var exit *ExitError
 		if tail := e.stderr.tail(tailLimit); tail != "" && !errors.As(err, &exit) {
 			err = fmt.Errorf("%w; stderr: %s", err, tail)
+		}
+		if errors.As(err, &exit) {
+			if missing := opts.Profile.Missing(); missing != "" {
+				err = fmt.Errorf("%w; the profile %s", err, missing)
+			} else {
+				err = exitedAtStart(opts.Profile, err)
+			}
 		}
 		return nil, fmt.Errorf("start agent %s: %w", opts.Profile.ID, err)
 	}
@@ -199,7 +221,7 @@ func (e *Execution) spawn() error {
 	return nil
 }
 
-// handshake runs initialize and session/new within StartTimeout.
+// handshake runs initialize and opens the session within StartTimeout.
 func (e *Execution) handshake(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.StartTimeout)
 	defer cancel()
@@ -209,18 +231,14 @@ func (e *Execution) handshake(ctx context.Context) error {
 		ClientInfo:         &acp.Implementation{Name: "herd", Version: e.opts.ClientVersion},
 	})
 	if err != nil {
-		return e.callError(ctx, "initialize", err)
+		return e.startError(ctx, "initialize", err)
 	}
 	if init.ProtocolVersion != acp.ProtocolVersionNumber {
 		return fmt.Errorf("initialize: agent speaks ACP version %d, herd speaks %d",
 			init.ProtocolVersion, acp.ProtocolVersionNumber)
 	}
-	ns, err := e.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: e.opts.Cwd, McpServers: []acp.McpServer{}})
-	if err != nil {
-		return e.callError(ctx, "session/new", err)
-	}
-	e.sessionID = ns.SessionId
-	return nil
+	e.authMethods = authMethodsOf(e.opts.Profile.Provider, init.AuthMethods)
+	return e.openSession(ctx, init.AgentCapabilities)
 }
 
 // callError explains why a request to the agent failed.
@@ -263,6 +281,9 @@ func (w *stdinWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// AuthMethods returns the auth methods the agent listed in initialize.
+func (e *Execution) AuthMethods() []AuthMethod { return e.authMethods }
+
 // SessionID returns the agent's id for the execution's ACP session.
 func (e *Execution) SessionID() string { return string(e.sessionID) }
 
@@ -297,6 +318,9 @@ type Stats struct {
 	Events uint64
 	// Ignored counts session updates that are not events (see Event).
 	Ignored uint64
+	// Replayed counts the updates a session/load replayed, which are
+	// history the client has, not events.
+	Replayed uint64
 	// Stalls counts the times reading the agent's output paused because
 	// the Handler was a full window behind.
 	Stalls uint64
@@ -307,7 +331,7 @@ type Stats struct {
 // Stats returns the execution's delivery counters.
 func (e *Execution) Stats() Stats {
 	return Stats{
-		Events: e.seq.delivered.Load(), Ignored: e.ignored.Load(),
+		Events: e.seq.delivered.Load(), Ignored: e.ignored.Load(), Replayed: e.replayed.Load(),
 		Stalls: e.seq.stalls.Load(), Dropped: e.seq.dropped.Load(),
 	}
 }

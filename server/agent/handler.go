@@ -64,8 +64,13 @@ type ClarificationRequest struct {
 // goroutine and every request on a goroutine of its own.
 type client struct{ e *Execution }
 
-// SessionUpdate normalises the update and queues it without blocking.
+// SessionUpdate normalises the update and queues it without blocking. The
+// updates a session/load replays are dropped (see continueSession).
 func (c client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	if c.e.reader.replay.Load() {
+		c.e.replayed.Add(1)
+		return nil
+	}
 	ev, ok := normalize(n.Update, c.e.caps)
 	if !ok {
 		c.e.ignored.Add(1)

@@ -113,6 +113,16 @@ type wireReader struct {
 
 	buf, hold, long []byte // reused storage
 
+	// heldResponse says held is a response.
+	heldResponse bool
+
+	// replay is set while a session/load replays history, whose updates
+	// the client drops. The reader clears it when it passes the next
+	// response (the load's answer) to the SDK: every update before the
+	// answer has then been handled and no later one has been read, so the
+	// replay ends exactly at the answer in wire order.
+	replay atomic.Bool
+
 	// frames counts the frames read; teardown watches it for progress.
 	frames atomic.Uint64
 }
@@ -137,6 +147,9 @@ func (r *wireReader) next() error {
 			return errDeliveryStopped
 		}
 		r.out, r.held = r.held, nil
+		if r.heldResponse {
+			r.replay.Store(false)
+		}
 		return nil
 	case r.endMark != 0:
 		r.seq.waitPassed(r.endMark)
@@ -172,6 +185,9 @@ func (r *wireReader) next() error {
 	case frameRequest, frameResponse:
 		if r.since == 0 && r.seq.caughtUp() {
 			r.out = r.emit(line)
+			if kind == frameResponse {
+				r.replay.Store(false)
+			}
 			return nil
 		}
 		k, ok := r.seq.issue(false)
@@ -180,6 +196,7 @@ func (r *wireReader) next() error {
 		}
 		r.hold = append(r.hold[:0], line...)
 		r.held, r.heldMark, r.since = r.hold, k, 0
+		r.heldResponse = kind == frameResponse
 		r.out = appendMark(r.buf[:0], k)
 		r.buf = r.out[:0]
 	}

@@ -27,6 +27,8 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 	fs := flag.NewFlagSet("mock-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	slowStart := fs.Int("slow-start", 0, "milliseconds to wait before answering initialize (env HERD_MOCK_SLOW_START_MS)")
+	stateDir := fs.String("state-dir", os.Getenv("HERD_MOCK_STATE_DIR"), "directory that keeps each session's history across processes (env HERD_MOCK_STATE_DIR)")
+	restoreMode := fs.String("restore", os.Getenv("HERD_MOCK_RESTORE"), "with --state-dir, how a later process continues a session: resume, load or none (env HERD_MOCK_RESTORE; default resume)")
 	if v := os.Getenv("HERD_MOCK_SLOW_START_MS"); v != "" {
 		ms, err := strconv.Atoi(v)
 		if err != nil || ms < 0 {
@@ -38,13 +40,28 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 		return err
 	}
 	if *slowStart < 0 || fs.NArg() > 0 {
-		return fmt.Errorf("usage: herd mock-agent [--slow-start MS]")
+		return fmt.Errorf("usage: herd mock-agent [--slow-start MS] [--state-dir DIR [--restore resume|load|none]]")
+	}
+	switch {
+	case *stateDir == "" && *restoreMode != "":
+		return fmt.Errorf("--restore %s needs --state-dir", *restoreMode)
+	case *stateDir == "":
+	case *restoreMode == "":
+		*restoreMode = restoreResume
+	case *restoreMode != restoreResume && *restoreMode != restoreLoad && *restoreMode != restoreNone:
+		return fmt.Errorf("--restore: %q is not resume, load or none", *restoreMode)
+	}
+	if *stateDir != "" {
+		if err := os.MkdirAll(*stateDir, 0o700); err != nil {
+			return fmt.Errorf("--state-dir: %w", err)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := &mock{
 		ctx: ctx, version: version, slowStart: time.Duration(*slowStart) * time.Millisecond,
-		log: slog.New(slog.NewTextHandler(stderr, nil)), sessions: make(map[acp.SessionId]string),
+		log: slog.New(slog.NewTextHandler(stderr, nil)), sessions: make(map[acp.SessionId]*session),
+		stateDir: *stateDir, restoreMode: *restoreMode,
 	}
 	gate := agent.NewReadGate(stdin)
 	m.conn = acp.NewAgentSideConnection(m, stdout, gate)
@@ -69,12 +86,15 @@ type mock struct {
 	log       *slog.Logger
 	version   string // reported in initialize
 	slowStart time.Duration
-	clarify   atomic.Bool              // the client announced agent.ClarifyMethod
-	seq       atomic.Int64             // numbers sessions and messages
-	cancels   atomic.Int64             // counts session/cancel notifications
-	mu        sync.Mutex               // guards sessions and closed
-	sessions  map[acp.SessionId]string // session id → cwd
-	closed    bool                     // set at shutdown: no background work may start
+	// stateDir keeps session histories across processes ("" keeps them
+	// in memory only); restoreMode is how a later process continues them.
+	stateDir, restoreMode string
+	clarify               atomic.Bool  // the client announced agent.ClarifyMethod
+	seq                   atomic.Int64 // numbers sessions and messages
+	cancels               atomic.Int64 // counts session/cancel notifications
+	mu                    sync.Mutex   // guards sessions, their turns, and closed
+	sessions              map[acp.SessionId]*session
+	closed                bool // set at shutdown: no background work may start
 	// background counts the goroutines of background scenarios.
 	background sync.WaitGroup
 }
@@ -95,17 +115,26 @@ func (m *mock) goBackground(f func()) bool {
 	return true
 }
 
-// Initialize waits the slow-start delay, then offers no optional methods.
+// Initialize waits the slow-start delay, then offers no optional methods
+// but the restore mode's: sessionCapabilities.resume or loadSession.
 func (m *mock) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	if err := pause(ctx, m.slowStart); err != nil {
 		return acp.InitializeResponse{}, err
 	}
 	herd, _ := p.ClientCapabilities.Meta["herd"].(map[string]any)
 	m.clarify.Store(herd["clarify"] == true)
+	var caps acp.AgentCapabilities
+	switch m.restoreMode {
+	case restoreResume:
+		caps.SessionCapabilities.Resume = &acp.SessionResumeCapabilities{}
+	case restoreLoad:
+		caps.LoadSession = true
+	}
 	return acp.InitializeResponse{
-		ProtocolVersion: acp.ProtocolVersionNumber,
-		AgentInfo:       &acp.Implementation{Name: "herd-mock-agent", Version: m.version},
-		AuthMethods:     []acp.AuthMethod{},
+		ProtocolVersion:   acp.ProtocolVersionNumber,
+		AgentInfo:         &acp.Implementation{Name: "herd-mock-agent", Version: m.version},
+		AgentCapabilities: caps,
+		AuthMethods:       []acp.AuthMethod{},
 	}, nil
 }
 
@@ -114,17 +143,24 @@ func (m *mock) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSe
 	if !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": "cwd must be absolute"})
 	}
-	id := acp.SessionId("mock-" + strconv.FormatInt(m.seq.Add(1), 10))
+	id, err := newSessionID()
+	if err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	s := &session{Cwd: p.Cwd}
+	if err := m.save(id, s); err != nil {
+		return acp.NewSessionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
 	m.mu.Lock()
-	m.sessions[id] = p.Cwd
+	m.sessions[id] = s
 	m.mu.Unlock()
 	return acp.NewSessionResponse{SessionId: id}, nil
 }
 
-// Prompt plays one turn.
+// Prompt plays one turn and adds it to the session's history.
 func (m *mock) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
 	m.mu.Lock()
-	cwd, ok := m.sessions[p.SessionId]
+	s, ok := m.sessions[p.SessionId]
 	m.mu.Unlock()
 	if !ok {
 		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"error": "unknown session " + string(p.SessionId)})
@@ -135,8 +171,15 @@ func (m *mock) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptRespo
 			text.WriteString(b.Text.Text)
 		}
 	}
-	t := &turn{m: m, ctx: ctx, sid: p.SessionId, cwd: cwd, msg: "msg-" + strconv.FormatInt(m.seq.Add(1), 10), cancels: m.cancels.Load()}
+	t := &turn{m: m, ctx: ctx, sid: p.SessionId, s: s, cwd: s.Cwd, msg: "msg-" + strconv.FormatInt(m.seq.Add(1), 10), cancels: m.cancels.Load()}
 	err := t.play(text.String())
+	m.mu.Lock()
+	s.Turns = append(s.Turns, exchange{Prompt: text.String(), Answer: t.said.String()})
+	saveErr := m.save(p.SessionId, s)
+	m.mu.Unlock()
+	if saveErr != nil {
+		m.log.Error("save session history", "session", p.SessionId, "err", saveErr)
+	}
 	superseded := t.held && m.cancels.Load() == t.cancels
 	switch {
 	case ctx.Err() != nil && !superseded, errors.Is(err, errWithdrawn):
@@ -169,11 +212,6 @@ func (m *mock) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListS
 	return acp.ListSessionsResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionList)
 }
 
-// ResumeSession is not offered.
-func (m *mock) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
-	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
-}
-
 // SetSessionConfigOption is not offered.
 func (m *mock) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
@@ -189,8 +227,12 @@ type turn struct {
 	m   *mock
 	ctx context.Context // ends at session/cancel, or when the next prompt arrives
 	sid acp.SessionId
+	s   *session // the session's history, guarded by m.mu
 	cwd string
 	msg string // the messageId of the turn's text
+	// said collects the turn's answer text for the history. A turn's
+	// chunks are sent from one goroutine at a time.
+	said strings.Builder
 	// held is set by a held-open turn, whose context the SDK also ends when
 	// the next prompt supersedes it; only a session/cancel since cancels
 	// was read cancels it.
@@ -241,6 +283,8 @@ func (t *turn) play(prompt string) error {
 		return acp.NewInternalError(map[string]any{"error": "mock agent: scripted recoverable error"})
 	case "crash":
 		return t.crash()
+	case "history":
+		return t.history()
 	case "sleep":
 		ms, err := intArgs(args, 1, 1)
 		if err != nil {
@@ -308,6 +352,7 @@ func (t *turn) send(ctx context.Context, u acp.SessionUpdate) error {
 
 // say sends a chunk of the turn's answer.
 func (t *turn) say(text string) error {
+	t.said.WriteString(text)
 	return t.send(t.ctx, acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{
 		Content: acp.TextBlock(text), MessageId: &t.msg,
 	}})

@@ -34,6 +34,14 @@
 // vouch for it. Every change a task's status summary derives from marks the
 // task in the projector.
 //
+// # Continuity
+//
+// A session keeps its agent's own ACP session id. Every execution after
+// the first (herd restarted, so the next prompt starts the agent again)
+// asks the agent to continue that session; when it cannot, the session's
+// ContextLost and a status message in the transcript say so
+// (continuity.go).
+//
 // # Streams
 //
 // Agent events reach the run (agent.Handler) in wire order. Text and

@@ -138,6 +138,10 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 	if err != nil {
 		return err
 	}
+	stored, err := r.m.cfg.Store.GetSession(ctx, r.id)
+	if err != nil {
+		return err
+	}
 	sink := newSink(r)
 	co, err := coalescer.New(coalescer.Config{Sink: sink.handle, Metrics: r.m.cfg.Metrics})
 	if err != nil {
@@ -154,7 +158,7 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 	r.mu.Unlock()
 	exec, err := agent.Start(r.m.ctx, agent.Options{
 		Profile: *profile, Cwd: dir, Handler: r, ClientVersion: r.m.cfg.Version, Logger: r.m.log,
-		Nice: r.m.cfg.AgentNice,
+		Nice: r.m.cfg.AgentNice, ResumeSessionID: stored.AgentSessionID,
 	})
 	if err != nil {
 		co.Close()
@@ -174,6 +178,7 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 		_ = exec.Close()
 		return errors.New("the session was cancelled while its agent started")
 	}
+	r.keepAgentSession(ctx, exec, stored.AgentSessionID)
 	return nil
 }
 

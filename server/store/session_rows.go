@@ -22,6 +22,8 @@ type sessionRow struct {
 	ActiveSubagentCount int       `gorm:"column:active_subagent_count"`
 	StateRevision       int64     `gorm:"column:state_revision"`
 	ErrorMessage        string    `gorm:"column:error_message"`
+	AgentSessionID      string    `gorm:"column:agent_session_id"`
+	ContextLost         string    `gorm:"column:context_lost"`
 	NextMessageSeq      int64     `gorm:"column:next_message_seq"`
 	CreatedAt           time.Time `gorm:"column:created_at"`
 	UpdatedAt           time.Time `gorm:"column:updated_at"`
@@ -40,6 +42,8 @@ func (r sessionRow) toSession() shared.Session {
 		ActiveSubagentCount: r.ActiveSubagentCount,
 		StateRevision:       r.StateRevision,
 		ErrorMessage:        r.ErrorMessage,
+		AgentSessionID:      r.AgentSessionID,
+		ContextLost:         r.ContextLost,
 		CreatedAt:           r.CreatedAt.UTC(),
 		UpdatedAt:           r.UpdatedAt.UTC(),
 	}

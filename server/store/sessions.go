@@ -176,6 +176,33 @@ func (s *Store) ResetActivity(ctx context.Context) ([]shared.Session, error) {
 	return out, nil
 }
 
+// SetAgentSession records the agent's own session id behind a session and
+// contextLost, why the agent's latest start could not restore its earlier
+// context ("" when it did, or had nothing to restore). A change of
+// contextLost raises the state_revision, since clients show it with the
+// state. It reports changed false, and writes nothing, when both are
+// stored already; the session returned is the stored one either way.
+func (s *Store) SetAgentSession(ctx context.Context, id, agentSessionID, contextLost string) (shared.Session, bool, error) {
+	if agentSessionID == "" {
+		return shared.Session{}, false, shared.Errorf(shared.CodeBadRequest, "agent session id is required")
+	}
+	res := s.write.WithContext(ctx).Model(&sessionRow{}).
+		Where("id = ? AND (agent_session_id <> ? OR context_lost <> ?)", id, agentSessionID, contextLost).
+		Updates(map[string]any{
+			"agent_session_id": agentSessionID, "context_lost": contextLost,
+			"state_revision": gorm.Expr("state_revision + CASE WHEN context_lost <> ? THEN 1 ELSE 0 END", contextLost),
+			"updated_at":     now(),
+		})
+	if res.Error != nil {
+		return shared.Session{}, false, fmt.Errorf("update agent session of session %s: %w", id, res.Error)
+	}
+	row, err := s.loadSession(ctx, id)
+	if err != nil {
+		return shared.Session{}, false, err
+	}
+	return row.toSession(), res.RowsAffected == 1, nil
+}
+
 // loadSession reads a session row through the writer, so it sees the
 // writer's own changes at once.
 func (s *Store) loadSession(ctx context.Context, id string) (sessionRow, error) {

@@ -88,3 +88,58 @@ func TestTransitionIsCompareAndSet(t *testing.T) {
 		}
 	})
 }
+
+// The agent's own session id is kept with herd's session, so the next
+// execution can resume it; why a start could not restore the agent's
+// context is kept beside it and raises the state revision, since clients
+// show it in the session's header.
+func TestAgentSessionIsKeptAndContextLossIsRevisioned(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		task := mustTask(t, s, shared.TaskCreateRequest{WorkspaceID: mustWorkspace(t, s, "w").ID, Title: "t"})
+		id := mustSession(t, s, task.ID)
+		before, err := s.GetSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if before.AgentSessionID != "" || before.ContextLost != "" {
+			t.Fatalf("new session %+v has an agent session", before)
+		}
+
+		first, changed, err := s.SetAgentSession(ctx, id, "agent-1", "")
+		if err != nil || !changed {
+			t.Fatalf("first agent session: changed %v, %v", changed, err)
+		}
+		if first.AgentSessionID != "agent-1" || first.StateRevision != before.StateRevision {
+			t.Fatalf("after the first agent session %+v; an id alone is no state change", first)
+		}
+		if _, changed, err := s.SetAgentSession(ctx, id, "agent-1", ""); err != nil || changed {
+			t.Fatalf("same agent session again: changed %v, %v", changed, err)
+		}
+
+		lost, changed, err := s.SetAgentSession(ctx, id, "agent-2", "the agent cannot resume")
+		if err != nil || !changed {
+			t.Fatalf("fresh agent session: changed %v, %v", changed, err)
+		}
+		if lost.AgentSessionID != "agent-2" || lost.ContextLost != "the agent cannot resume" || lost.StateRevision != first.StateRevision+1 {
+			t.Fatalf("after a lost context %+v (revision before %d)", lost, first.StateRevision)
+		}
+		got, err := s.GetSession(ctx, id)
+		if err != nil || got.AgentSessionID != "agent-2" || got.ContextLost != "the agent cannot resume" {
+			t.Fatalf("stored session %+v, %v", got, err)
+		}
+
+		restored, changed, err := s.SetAgentSession(ctx, id, "agent-2", "")
+		if err != nil || !changed || restored.ContextLost != "" || restored.StateRevision != lost.StateRevision+1 {
+			t.Fatalf("restored context: %+v, changed %v, %v", restored, changed, err)
+		}
+
+		if _, _, err := s.SetAgentSession(ctx, id, "", ""); shared.ErrorCode(err) != shared.CodeBadRequest {
+			t.Fatalf("empty agent session id: %v", err)
+		}
+		if _, _, err := s.SetAgentSession(ctx, "missing", "agent-1", ""); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("agent session of a missing session: %v", err)
+		}
+	})
+}
