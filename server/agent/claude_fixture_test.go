@@ -24,7 +24,7 @@ func replayFixture(t *testing.T, name string) []Event {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Execution{caps: CapabilitiesOf("claude"), seq: newSequencer(), stop: make(chan struct{})}
+	e := &Execution{caps: CapabilitiesOf("claude"), seq: newSequencer(), stop: make(chan struct{}), reader: &wireReader{}}
 	h := newRecorder()
 	go e.seq.run(h)
 	defer e.seq.abort()
