@@ -320,3 +320,61 @@ func BenchmarkRealClaudeFirstChunkToWebSocket(b *testing.B) {
 	b.ReportMetric(added[len(added)/2], "ms-median")
 	b.ReportMetric(added[len(added)-1], "ms-max")
 }
+
+// killAgentsTalkingTo kills -9 the agent processes whose environment
+// points them at the model endpoint url, and reports how many it killed.
+func killAgentsTalkingTo(t *testing.T, url string) int {
+	t.Helper()
+	procs, err := filepath.Glob("/proc/[0-9]*/environ")
+	require.NoError(t, err)
+	killed := 0
+	for _, env := range procs {
+		data, err := os.ReadFile(env)
+		if err != nil || !strings.Contains(string(data), "ANTHROPIC_BASE_URL="+url+"\x00") {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(env), "cmdline"))
+		if !strings.Contains(string(cmdline), "claude-agent-acp") {
+			continue
+		}
+		var pid int
+		_, err = fmt.Sscanf(filepath.Base(filepath.Dir(env)), "%d", &pid)
+		require.NoError(t, err)
+		if p, err := os.FindProcess(pid); err == nil && p.Kill() == nil {
+			killed++
+		}
+	}
+	return killed
+}
+
+// The real Claude adapter killed between turns: the session keeps waiting,
+// says what happened, and the next prompt continues Claude's own session,
+// which the model sees as the earlier turn in its conversation.
+func TestRealClaudeKilledWhileIdleContinuesItsSession(t *testing.T) {
+	srv, endpoint := startClaudeServer(t, scripted(func(req *anthropictest.Request, last string) anthropictest.Reply {
+		return anthropictest.Say("Noted: " + last)
+	}), claudetest.ModeAsk, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newClaudeSession(t, c, "")
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "k-1", "content": "remember the pear"})
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+
+	require.Equal(t, 1, killAgentsTalkingTo(t, endpoint.URL), "one adapter process runs the session")
+	awaitSessionEvent(t, c, "session.message.added", func(m map[string]any) bool {
+		return m["type"] == "status" && strings.Contains(fmt.Sprint(m["content"]), "The next prompt starts it again")
+	})
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "k-2", "content": "what did I ask you to remember?"})
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	var texts []string
+	for _, r := range endpoint.Requests() {
+		if r.IsMain() && r.LastUserText() == "what did I ask you to remember?" {
+			texts = r.UserTexts()
+		}
+	}
+	assert.Contains(t, texts, "remember the pear", "the model was shown the turn from before the kill")
+	got := transcript(t, c, session["id"])
+	assert.Contains(t, got, "agent:Noted: what did I ask you to remember?")
+	for _, line := range got {
+		assert.NotContains(t, line, "Context not restored")
+	}
+}

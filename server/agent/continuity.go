@@ -81,6 +81,10 @@ func (e *Execution) continueSession(ctx context.Context, caps acp.AgentCapabilit
 	return "", errNoRestore
 }
 
+// Resumable reports whether the agent offers a way to continue its session
+// in a later execution (session/resume or session/load).
+func (e *Execution) Resumable() bool { return e.resumable }
+
 // Restore says whether the execution continues the session that
 // Options.ResumeSessionID named, and if not, why.
 func (e *Execution) Restore() Restore { return e.restore }

@@ -92,10 +92,11 @@ type Execution struct {
 	seq       *sequencer
 	sessionID acp.SessionId
 	turn      sync.Mutex
-	// restore and authMethods are set by the handshake, before Start
-	// returns, and read-only afterwards.
+	// restore, authMethods and resumable are set by the handshake, before
+	// Start returns, and read-only afterwards.
 	restore     Restore
 	authMethods []AuthMethod
+	resumable   bool
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed to start teardown
@@ -238,7 +239,9 @@ func (e *Execution) handshake(ctx context.Context) error {
 			init.ProtocolVersion, acp.ProtocolVersionNumber)
 	}
 	e.authMethods = authMethodsOf(e.opts.Profile.Provider, init.AuthMethods)
-	return e.openSession(ctx, init.AgentCapabilities)
+	caps := init.AgentCapabilities
+	e.resumable = caps.SessionCapabilities.Resume != nil || caps.LoadSession
+	return e.openSession(ctx, caps)
 }
 
 // callError explains why a request to the agent failed.

@@ -153,3 +153,60 @@ func TestTheNextPromptAfterARestartContinuesTheAgentSession(t *testing.T) {
 		})
 	}
 }
+
+// An agent that dies between turns costs no turn: the session keeps
+// waiting for input, the transcript says what happened, and the next
+// prompt starts the agent again on the same agent session. One that cannot
+// continue its session fails the session, as a crash does.
+func TestAnAgentThatExitsWhileIdleIsContinuedByTheNextPrompt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		failed bool
+	}{
+		{"resumable", []string{"--state-dir", "STATE"}, false},
+		{"not resumable", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, task, dir := mustTask(t)
+			flags := append([]string(nil), tc.flags...)
+			for i, f := range flags {
+				if f == "STATE" {
+					flags[i] = filepath.Join(dir, "mock-state")
+				}
+			}
+			m, pub := startManager(t, st, dir, mocktest.Profile(flags...))
+			session, err := m.Create(ctx, shared.SessionCreateRequest{TaskID: task.ID, Prompt: "/scenario exit 50"})
+			require.NoError(t, err)
+			pub.waitSettled(t, 1)
+			if tc.failed {
+				require.Eventually(t, func() bool {
+					s, err := st.GetSession(ctx, session.ID)
+					return err == nil && s.State == shared.SessionFailed
+				}, 30*time.Second, 10*time.Millisecond, "an agent that cannot continue fails the session")
+				return
+			}
+			require.Eventually(t, func() bool {
+				msgs, _, err := st.ListMessages(ctx, session.ID, 0, 0)
+				return err == nil && len(msgs) > 0 && msgs[len(msgs)-1].Type == shared.MessageStatus &&
+					strings.Contains(msgs[len(msgs)-1].Content, "The agent stopped while waiting for a prompt (agent exited: exit status 4")
+			}, 30*time.Second, 10*time.Millisecond, "the transcript tells of the exit")
+			before, err := st.GetSession(ctx, session.ID)
+			require.NoError(t, err)
+			require.Equal(t, shared.SessionWaitingForInput, before.State, "no turn was lost: the session still waits")
+
+			_, err = m.AddMessage(ctx, session.ID, "c-2", "/scenario history")
+			require.NoError(t, err)
+			pub.waitSettled(t, 2)
+			msgs, _, err := st.ListMessages(ctx, session.ID, 0, 0)
+			require.NoError(t, err)
+			last := msgs[len(msgs)-1]
+			require.Equal(t, "history: /scenario exit 50", last.Content, "the agent remembers the turn before its exit")
+			after, err := st.GetSession(ctx, session.ID)
+			require.NoError(t, err)
+			require.Equal(t, before.AgentSessionID, after.AgentSessionID)
+			require.Empty(t, after.ContextLost)
+		})
+	}
+}

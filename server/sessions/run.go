@@ -201,6 +201,10 @@ func (r *run) watch(exec *agent.Execution, texec tracker.Exec, co *coalescer.Coa
 	sink.end(status)
 	r.m.tr.Detach(texec)
 	r.mu.Lock()
+	// An agent that can continue its session and dies while nothing is
+	// asked of it loses no turn: the next prompt starts it again.
+	idle := crashed && r.exec == exec && r.turns == 0 && r.state == shared.SessionWaitingForInput &&
+		exec.Resumable() && exec.SessionID() != ""
 	if r.exec == exec {
 		r.exec, r.co = nil, nil
 	}
@@ -209,9 +213,30 @@ func (r *run) watch(exec *agent.Execution, texec tracker.Exec, co *coalescer.Coa
 		delete(r.waiting, id)
 	}
 	r.mu.Unlock()
-	if crashed {
+	switch {
+	case idle:
+		r.noteIdleExit(exec.Err())
+	case crashed:
 		r.fail(r.m.ctx, exec.Err())
 	}
+}
+
+// noteIdleExit tells the transcript that the agent exited between turns
+// and that the next prompt continues its session.
+func (r *run) noteIdleExit(err error) {
+	r.m.log.Info("agent exited while idle", "session", r.id, "err", err)
+	why := err.Error()
+	if len(why) > shared.MaxErrorPreviewBytes {
+		why = strings.ToValidUTF8(why[:shared.MaxErrorPreviewBytes], "") + "…"
+	}
+	msg, err := r.appendMessage(r.m.ctx, "store agent exit notice", store.NewMessage{
+		SessionID: r.id, Type: shared.MessageStatus, Status: shared.MessageComplete,
+		Content: storable("The agent stopped while waiting for a prompt (" + why + "). The next prompt starts it again and continues its session."),
+	})
+	if err != nil {
+		return
+	}
+	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
 }
 
 // fail moves the session to FAILED with a message a person can act on. A
