@@ -1,0 +1,80 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/herd-dev/herd/server"
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/agent/codextest"
+	"github.com/herd-dev/herd/server/agent/geminiapitest"
+	"github.com/herd-dev/herd/server/agent/geminitest"
+	"github.com/herd-dev/herd/server/agent/openaitest"
+)
+
+// startWithProfile starts a server whose agents file adds p as the profile
+// id, and opens a session of it on a new task, ready for a prompt.
+func startWithProfile(t *testing.T, id string, p agent.Profile) (c *wsClient, session map[string]any) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "agents.json")
+	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
+		"id": id, "name": p.Name + " (scripted)", "provider": p.Provider, "command": p.Command, "args": p.Args, "env": p.Env,
+	}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, agents, 0o600))
+	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
+	c = MustDial(t, srv, nil)
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "Real " + p.Name})
+	session = c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": id})
+	require.Equal(t, true, c.call("session.subscribe", map[string]any{"session_id": session["id"]})["joined"])
+	awaitState(t, c, session["id"], "WAITING_FOR_INPUT")
+	return c, session
+}
+
+func TestRealCodexTurnStreamsThroughHerd(t *testing.T) {
+	codextest.Require(t)
+	endpoint, err := openaitest.Start(func(req *openaitest.Request) openaitest.Reply {
+		if !req.IsMain() {
+			return openaitest.Say("Scripted title")
+		}
+		return openaitest.Say("Codex ", "answers ", "through ", "herd.")
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = endpoint.Close() })
+	c, session := startWithProfile(t, "real-codex", codextest.Profile(t, endpoint.URL))
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "x-1", "content": "Hello Codex"})
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	assert.Contains(t, transcript(t, c, session["id"]), "agent:Codex answers through herd.")
+	var asked bool
+	for _, r := range endpoint.Requests() {
+		asked = asked || r.LastUserText() == "Hello Codex"
+	}
+	assert.True(t, asked, "the model was asked the prompt")
+}
+
+func TestRealGeminiTurnStreamsThroughHerd(t *testing.T) {
+	geminitest.Require(t)
+	endpoint, err := geminiapitest.Start(func(req *geminiapitest.Request) geminiapitest.Reply {
+		if !req.IsMain() {
+			return geminiapitest.Say("Scripted title")
+		}
+		return geminiapitest.Say("Gemini ", "answers ", "through ", "herd.")
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = endpoint.Close() })
+	c, session := startWithProfile(t, "real-gemini", geminitest.Profile(t, endpoint.URL))
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "g-1", "content": "Hello Gemini"})
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	assert.Contains(t, transcript(t, c, session["id"]), "agent:Gemini answers through herd.")
+	var asked bool
+	for _, r := range endpoint.Requests() {
+		asked = asked || r.LastUserText() == "Hello Gemini"
+	}
+	assert.True(t, asked, "the model was asked the prompt")
+}
