@@ -329,7 +329,8 @@ func (d *SessionDetail) setQueue(q []shared.QueuedPrompt) {
 
 // applyState applies a session.state_changed or session.activity_changed
 // whose StateRevision is newer than the held one; an omitted foreground
-// activity means settled and clears the held one. An event without a
+// activity means settled and clears the held one, and an omitted
+// context_lost says the agent's context was restored. An event without a
 // revision (zero: a session's first change already raises it to one) comes
 // from a server that does not count them yet and is applied in arrival
 // order, without moving the held revision.
@@ -342,6 +343,7 @@ func (d *SessionDetail) applyState(ev shared.SessionStateEvent) {
 	}
 	d.session.ForegroundActivity = ev.ForegroundActivity
 	d.session.ActiveSubagentCount = max(ev.ActiveSubagentCount, 0)
+	d.session.ContextLost = ev.ContextLost
 	if ev.StateRevision != 0 {
 		d.session.StateRevision = ev.StateRevision
 	}

@@ -306,6 +306,23 @@ func TestSessionStateEventsApplyOnlyWhenNewer(t *testing.T) {
 	}
 }
 
+// The header's "context not restored" follows the newest state: set when
+// the agent started afresh, cleared once a later start restored it.
+func TestSessionStateEventsCarryTheLostContext(t *testing.T) {
+	d := NewSessionDetail("s1")
+	d.Load(shared.SessionSnapshot{Session: sessionAt(3, shared.SessionWaitingForInput, "", 0)})
+	lost := shared.SessionStateEvent{TaskID: "t1", SessionID: "s1", State: shared.SessionWaitingForInput, StateRevision: 4,
+		ContextLost: "the agent offers neither session/resume nor session/load"}
+	require.False(t, d.Push(note(shared.NotifySessionStateChanged, 1, lost)))
+	assert.Equal(t, lost.ContextLost, d.Session().ContextLost)
+	stale := lost
+	stale.StateRevision, stale.ContextLost = 4, ""
+	require.False(t, d.Push(note(shared.NotifySessionStateChanged, 2, stale)))
+	assert.Equal(t, lost.ContextLost, d.Session().ContextLost, "an event not newer changes nothing")
+	require.False(t, d.Push(stateNote(shared.NotifySessionStateChanged, 3, 5, shared.SessionRunning, shared.ActivityGenerating, 0)))
+	assert.Empty(t, d.Session().ContextLost, "restored")
+}
+
 func TestSessionRecordReplacesStateAtAnEqualOrNewerRevision(t *testing.T) {
 	tests := []struct {
 		name   string

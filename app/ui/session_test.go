@@ -72,6 +72,8 @@ func TestSessionHeaderUsesTheRowIndicatorsAndCountsSubagents(t *testing.T) {
 		{"one subagent", shared.Session{ID: "s1", State: shared.SessionRunning, ForegroundActivity: shared.ActivityGenerating, ActiveSubagentCount: 1}, "state-generating", "Generating", "1 subagent<"},
 		{"waiting", shared.Session{ID: "s1", State: shared.SessionWaitingForInput}, "state-waiting", "Waiting for input", ""},
 		{"failed", shared.Session{ID: "s1", State: shared.SessionFailed}, "state-failed", "Failed", ""},
+		{"context not restored", shared.Session{ID: "s1", State: shared.SessionWaitingForInput, ContextLost: "the agent offers neither session/resume nor session/load"},
+			"state-waiting", "Waiting for input", `title="the agent offers neither session/resume nor session/load">Context not restored: the agent does not remember earlier turns<`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -331,6 +331,10 @@ func renderSessionState(sess shared.Session) app.UI {
 			app.If(n > 0, func() app.UI {
 				return app.Span().Class("subagents").Text(plural(n, "subagent", "subagents"))
 			}),
+			app.If(sess.ContextLost != "", func() app.UI {
+				return app.Span().Class("context-lost").Title(sess.ContextLost).
+					Text("Context not restored: the agent does not remember earlier turns")
+			}),
 		)
 }
 
