@@ -11,6 +11,7 @@ import (
 
 	"github.com/herd-dev/herd/server"
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/agent/adaptertest"
 	"github.com/herd-dev/herd/server/agent/codextest"
 	"github.com/herd-dev/herd/server/agent/geminiapitest"
 	"github.com/herd-dev/herd/server/agent/geminitest"
@@ -34,6 +35,34 @@ func startWithProfile(t *testing.T, id string, p agent.Profile) (c *wsClient, se
 	session = c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": id})
 	require.Equal(t, true, c.call("session.subscribe", map[string]any{"session_id": session["id"]})["joined"])
 	awaitState(t, c, session["id"], "WAITING_FOR_INPUT")
+	return c, session
+}
+
+// startWithProfileFailing is startWithProfile for an agent that cannot
+// start: it returns the session once it has failed.
+func startWithProfileFailing(t *testing.T, id string, p agent.Profile) (c *wsClient, session map[string]any) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "agents.json")
+	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
+		"id": id, "name": p.Name, "provider": p.Provider, "command": p.Command, "args": p.Args, "env": p.Env,
+	}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, agents, 0o600))
+	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
+	c = MustDial(t, srv, nil)
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "Fresh " + p.Name})
+	session = c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": id})
+	require.Equal(t, true, c.call("session.subscribe", map[string]any{"session_id": session["id"]})["joined"])
+	for {
+		n := c.awaitNotification("session.state_changed")
+		if n["session_id"] == session["id"] && n["state"] == "FAILED" {
+			break
+		}
+	}
+	for _, s := range c.call("session.list", map[string]any{"task_id": task["id"]})["sessions"].([]any) {
+		session = s.(map[string]any)
+	}
 	return c, session
 }
 
@@ -77,4 +106,26 @@ func TestRealGeminiTurnStreamsThroughHerd(t *testing.T) {
 		asked = asked || r.LastUserText() == "Hello Gemini"
 	}
 	assert.True(t, asked, "the model was asked the prompt")
+}
+
+// A Codex without credentials refuses the session; the session says how to
+// authenticate, and so does its profile in the list, in Codex's own words.
+func TestCodexThatNeedsAuthenticationShowsItsMethodsOnTheProfile(t *testing.T) {
+	c, session := startWithProfileFailing(t, "fresh-codex", adaptertest.Profile(t, adaptertest.Codex))
+	assert.Contains(t, session["error_message"], "CODEX_API_KEY")
+	var codex map[string]any
+	for _, p := range c.call("agent_profile.list", nil)["agent_profiles"].([]any) {
+		if p.(map[string]any)["id"] == "fresh-codex" {
+			codex = p.(map[string]any)
+		}
+	}
+	require.NotNil(t, codex)
+	methods, _ := codex["auth_required"].([]any)
+	require.NotEmpty(t, methods, "the profile lists Codex's auth methods: %v", codex)
+	var vars []any
+	for _, m := range methods {
+		v, _ := m.(map[string]any)["vars"].([]any) // none for a browser login
+		vars = append(vars, v...)
+	}
+	assert.Contains(t, vars, "CODEX_API_KEY")
 }

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -73,10 +75,47 @@ type profileCatalog struct {
 	// known are the built-in and configured profiles, with their full
 	// definitions (requirements, environment).
 	known []agent.Profile
+	auth  *profileAuth
+}
+
+// profileAuth remembers, per profile, the auth methods of an agent whose
+// latest start was refused for want of authentication.
+type profileAuth struct {
+	mu sync.Mutex
+	// required holds the methods by profile id. Guarded by mu.
+	required map[string][]shared.AuthMethod
+}
+
+// observe records what a start of the profile said (sessions.Config.Started).
+func (a *profileAuth) observe(profileID string, err error) {
+	var auth *agent.AuthRequiredError
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !errors.As(err, &auth) {
+		if err == nil {
+			delete(a.required, profileID)
+		}
+		return
+	}
+	methods := make([]shared.AuthMethod, len(auth.Methods))
+	for i, m := range auth.Methods {
+		methods[i] = shared.AuthMethod{ID: m.ID, Name: m.Name, Description: m.Description, Vars: m.Vars}
+	}
+	if a.required == nil {
+		a.required = make(map[string][]shared.AuthMethod)
+	}
+	a.required[profileID] = methods
+}
+
+// methods returns the auth methods the profile's latest start asked for.
+func (a *profileAuth) methods(profileID string) []shared.AuthMethod {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.required[profileID]
 }
 
 func (s *Server) profileCatalog() profileCatalog {
-	return profileCatalog{store: s.store, known: s.profiles}
+	return profileCatalog{store: s.store, known: s.profiles, auth: &s.auth}
 }
 
 // ListProfiles implements gateway.ProfileLister.
@@ -88,6 +127,7 @@ func (p profileCatalog) ListProfiles(ctx context.Context) ([]shared.AgentProfile
 	for i := range profiles {
 		missing := p.definition(profiles[i]).Missing()
 		profiles[i].Available, profiles[i].Missing = missing == "", missing
+		profiles[i].AuthRequired = p.auth.methods(profiles[i].ID)
 	}
 	return profiles, nil
 }

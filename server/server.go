@@ -85,6 +85,9 @@ type Server struct {
 	// --agents-file (read by New); the first builtinCount are built in.
 	profiles     []agent.Profile
 	builtinCount int
+	// auth holds what each profile's latest start said about its
+	// authentication.
+	auth profileAuth
 
 	shutdownOnce sync.Once
 }
@@ -221,6 +224,7 @@ func (s *Server) startup(ctx context.Context) error {
 	mgr, err := sessions.New(sessions.Config{
 		Store:          st,
 		Profile:        s.profileCatalog().Profile,
+		Started:        s.auth.observe,
 		DefaultProfile: agent.MockProfileID,
 		ScratchDir:     s.stateDir("scratch"),
 		Version:        s.opts.Version,

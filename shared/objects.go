@@ -212,4 +212,19 @@ type AgentProfile struct {
 	// Missing says, when Available is false, what is missing and how to
 	// install it; absent otherwise.
 	Missing string `json:"missing,omitempty"`
+	// AuthRequired lists the agent's own auth methods when its latest
+	// start on this server was refused for want of authentication; absent
+	// once a start succeeds (and before any start).
+	AuthRequired []AuthMethod `json:"auth_required,omitempty"`
+}
+
+// AuthMethod is one way an agent can be authenticated, in its own words.
+type AuthMethod struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Vars are environment variables that authenticate this way, one of
+	// which is enough (set it in herd's or the profile's environment);
+	// absent when the agent signs in by itself (a browser login).
+	Vars []string `json:"vars,omitempty"`
 }

@@ -37,9 +37,12 @@ func (v *sessionView) renderSessionPane() app.UI {
 					app.Range(profiles).Slice(func(i int) app.UI {
 						p := profiles[i]
 						o := app.Option().Value(p.ID).Text(p.Name)
-						if !p.Available {
+						switch {
+						case !p.Available:
 							// Named with what it lacks, and not choosable.
 							o = app.Option().Value(p.ID).Text(p.Name + " (unavailable)").Title(p.Missing).Disabled(true)
+						case len(p.AuthRequired) > 0:
+							o = o.Text(p.Name + " (needs authentication)").Title(authHint(p.AuthRequired))
 						}
 						if p.ID == v.profileID {
 							o = o.Selected(true)
@@ -298,6 +301,19 @@ func describeAction(err error) string {
 		return "the connection dropped; check the transcript once it is back."
 	}
 	return describe(err)
+}
+
+// authHint lists an agent's auth methods and the variables that would
+// satisfy them.
+func authHint(methods []shared.AuthMethod) string {
+	parts := make([]string, len(methods))
+	for i, m := range methods {
+		parts[i] = m.Name
+		if len(m.Vars) > 0 {
+			parts[i] += ": set " + strings.Join(m.Vars, " or ")
+		}
+	}
+	return "Sign in: " + strings.Join(parts, "; ")
 }
 
 // metadataOf returns a message's metadata; none reads as empty.

@@ -47,6 +47,10 @@ type Config struct {
 	Profile ProfileFunc
 	// DefaultProfile is used when a session is created without one.
 	DefaultProfile string
+	// Started, when set, is called after every attempt to start an agent
+	// with the profile's id and the error that stopped it (nil when it
+	// started), so the profile list can show what the last start said.
+	Started func(profileID string, err error)
 	// ScratchDir holds a working directory per task without repositories.
 	ScratchDir string
 	// Version is sent to agents in initialize.

@@ -160,6 +160,9 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 		Profile: *profile, Cwd: dir, Handler: r, ClientVersion: r.m.cfg.Version, Logger: r.m.log,
 		Nice: r.m.cfg.AgentNice, ResumeSessionID: stored.AgentSessionID,
 	})
+	if r.m.cfg.Started != nil {
+		r.m.cfg.Started(profile.ID, err)
+	}
 	if err != nil {
 		co.Close()
 		<-coDone
