@@ -54,8 +54,12 @@
 // Tool calls keep `_meta.claudeCode` as a typed Provenance. It drives
 // background-work accounting only when Provenance.Attested is set, which the
 // runtime does from the provider's Capabilities, never from the frame: an
-// agent cannot attest its own background work (spec 000). Today only the
-// mock provider attests; it replays Claude's lifecycle frames.
+// agent cannot attest its own background work (spec 000). Claude's
+// adapter attests background subagents, read from the frames it really
+// sends (claude.go: launch from its tool result, end at the result of the
+// prompt that launched them, reported as EventBackgroundEnded); the mock
+// also speaks herd's explicit lifecycle fields and replays Claude's
+// recorded frames (package claudeframes).
 //
 // # Goroutines
 //

@@ -87,10 +87,12 @@ const (
 //	  "lifecycle": "started"           // started | finished; absent on progress frames
 //	}}
 //
-// toolName and parentToolUseId are what Claude's ACP adapter sends today;
-// the background fields make the launch and terminal frames of each
-// workload explicit. Every field is optional. Attested never comes from the
-// wire.
+// toolName and parentToolUseId are what Claude's ACP adapter sends; the
+// three background fields are herd's own explicit lifecycle, which only
+// the mock speaks (Capabilities.ExplicitLifecycle). For Claude the runtime
+// fills them from the tool result the adapter sends in
+// `_meta.claudeCode.toolResponse` (see claude.go). Every field is
+// optional. Attested and EndsWithTurn never come from the wire.
 type Provenance struct {
 	ToolName         string         `json:"toolName,omitempty"`
 	ParentToolUseID  string         `json:"parentToolUseId,omitempty"`
