@@ -87,7 +87,7 @@ func TestRealClaudePromptStreamsIntoTheTranscript(t *testing.T) {
 			anthropictest.Text("Hello from the scripted model, in several chunks."),
 		}, Chunk: 7}
 	}), claudetest.ModeAsk, nil)
-	c := MustDial(t, srv, nil)
+	c := MustDial(t, srv, nil).patient()
 	_, session := newClaudeSession(t, c, "")
 	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "s-1", "content": "Say hello"})
 	require.Equal(t, "end_turn", awaitSettled(t, c))
@@ -114,7 +114,7 @@ func TestRealClaudeWriteInTheWorktreeMovesTheRowsGitTotals(t *testing.T) {
 		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_write_1", "Write",
 			map[string]any{"file_path": filepath.Join(worktree, "notes.md"), "content": "one\ntwo\nthree\n"})}}
 	}), claudetest.ModeBypass, nil)
-	c := MustDial(t, srv, nil)
+	c := MustDial(t, srv, nil).patient()
 	task, session := newClaudeSession(t, c, gittest.Init(t))
 	mu.Lock()
 	worktree = task["repositories"].([]any)[0].(map[string]any)["worktree_path"].(string)
@@ -147,7 +147,7 @@ func TestRealClaudeBashRunsOnlyWhenAllowed(t *testing.T) {
 		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_bash_"+last, "Bash",
 			map[string]any{"command": "echo ran > " + file, "description": "Write " + last + ".txt"})}}
 	}), claudetest.ModeAsk, nil)
-	c := MustDial(t, srv, nil)
+	c := MustDial(t, srv, nil).patient()
 	task, session := newClaudeSession(t, c, gittest.Init(t))
 	mu.Lock()
 	worktree = task["repositories"].([]any)[0].(map[string]any)["worktree_path"].(string)
@@ -214,7 +214,7 @@ func TestRealClaudeSubagentCountsWhileItsTurnIsHeld(t *testing.T) {
 		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_agent_1", "Agent",
 			map[string]any{"description": "Look around", "prompt": "CHILD: look around", "subagent_type": "general-purpose"})}}
 	}), claudetest.ModeBypass, func(c *server.Config, _ *server.Options) { c.ClaudeBackgroundPromptHandoff = true })
-	c := MustDial(t, srv, nil)
+	c := MustDial(t, srv, nil).patient()
 	task, session := newClaudeSession(t, c, "")
 	feed := follower(t, srv, task["workspace_id"])
 	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "a-1", "content": "Look around with a subagent"})
@@ -244,7 +244,7 @@ func TestRealClaudeSubagentCountsWhileItsTurnIsHeld(t *testing.T) {
 // subagent turn, and herd reads them exactly as it reads Claude's.
 func TestRecordedClaudeSubagentReplayCountsLikeTheRealOne(t *testing.T) {
 	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.ClaudeBackgroundPromptHandoff = true })
-	c := MustDial(t, srv, nil)
+	c := MustDial(t, srv, nil).patient()
 	task, session := newTaskSession(t, c)
 	feed := follower(t, srv, task["workspace_id"])
 	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "r-1", "content": "/scenario claude-replay subagent 1000"})
@@ -279,7 +279,7 @@ func BenchmarkRealClaudeFirstChunkToWebSocket(b *testing.B) {
 	require.NoError(b, err)
 	require.NoError(b, os.WriteFile(file, agents, 0o600))
 	srv := MustStart(b, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
-	c := MustDial(b, srv, nil)
+	c := MustDial(b, srv, nil).patient()
 	ws := c.call("workspace.create", map[string]any{"name": "W"})
 	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "Latency"})
 	session := c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": claudeProfileID})
@@ -354,7 +354,7 @@ func TestRealClaudeKilledWhileIdleContinuesItsSession(t *testing.T) {
 	srv, endpoint := startClaudeServer(t, scripted(func(req *anthropictest.Request, last string) anthropictest.Reply {
 		return anthropictest.Say("Noted: " + last)
 	}), claudetest.ModeAsk, nil)
-	c := MustDial(t, srv, nil)
+	c := MustDial(t, srv, nil).patient()
 	_, session := newClaudeSession(t, c, "")
 	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "k-1", "content": "remember the pear"})
 	require.Equal(t, "end_turn", awaitSettled(t, c))

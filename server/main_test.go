@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,6 +78,15 @@ type wsClient struct {
 	// backlog holds frames read while waiting for a reply, for the waits
 	// that come after; one test goroutine uses a client at a time.
 	backlog []map[string]any
+	// wait bounds the wait for one frame; zero means 10 s.
+	wait time.Duration
+}
+
+// patient makes c wait up to 90 s for a frame, for real agents, whose
+// start and model round trips take seconds on a loaded machine.
+func (c *wsClient) patient() *wsClient {
+	c.wait = 90 * time.Second
+	return c
 }
 
 // MustDial opens a WebSocket to the server and starts reading frames.
@@ -150,8 +160,8 @@ func (c *wsClient) read() map[string]any {
 			c.tb.Fatalf("connection closed: %v", <-c.closed)
 		}
 		return f
-	case <-time.After(10 * time.Second):
-		c.tb.Fatal("no frame within 10s")
+	case <-time.After(cmp.Or(c.wait, 10*time.Second)):
+		c.tb.Fatalf("no frame within %v", cmp.Or(c.wait, 10*time.Second))
 		return nil
 	}
 }

@@ -92,9 +92,7 @@ func (a *profileAuth) observe(profileID string, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !errors.As(err, &auth) {
-		if err == nil {
-			delete(a.required, profileID)
-		}
+		delete(a.required, profileID)
 		return
 	}
 	methods := make([]shared.AuthMethod, len(auth.Methods))

@@ -1,6 +1,9 @@
 package agent
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // This file reads the background work of Claude's ACP adapter
 // (@agentclientprotocol/claude-agent-acp) from the frames it really sends
@@ -94,21 +97,30 @@ func (e *Execution) attribute(ev *Event) {
 	e.work.launched[turn] = append(e.work.launched[turn], ToolCall{ID: ev.Tool.ID, Provenance: p})
 }
 
-// endTurn delivers, after every event of the prompt numbered turn, the end
-// of the work it launched, and waits until the Handler has seen it, so the
-// prompt's caller never sees the turn end before its work does.
-func (e *Execution) endTurn(turn uint64) {
+// endTurn closes the bookkeeping of the prompt numbered turn once its
+// request returned. When the agent answered it (ended the turn) the prompt
+// is no longer open; and when it answered with a result other than
+// cancelled, the work the prompt launched has ended too, since the adapter
+// held the answer until then: endTurn delivers that end after every event
+// of the prompt and waits until the Handler has seen it (or ctx ends), so
+// the prompt's caller never sees the turn end before its work does. After
+// a cancel the work may go on; the session's cancel owns its cleanup, and
+// teardown retires whatever is left. A prompt whose agent died stays open,
+// so PromptOpen tells that the agent died mid-turn.
+func (e *Execution) endTurn(ctx context.Context, turn uint64, workEnded, answered bool) {
 	e.mu.Lock()
 	launched := e.work.launched[turn]
-	delete(e.work.launched, turn)
-	for i, t := range e.work.open {
-		if t == turn {
-			e.work.open = append(e.work.open[:i], e.work.open[i+1:]...)
-			break
+	if answered {
+		delete(e.work.launched, turn)
+		for i, t := range e.work.open {
+			if t == turn {
+				e.work.open = append(e.work.open[:i], e.work.open[i+1:]...)
+				break
+			}
 		}
 	}
 	e.mu.Unlock()
-	if len(launched) == 0 {
+	if !answered || !workEnded || len(launched) == 0 {
 		return
 	}
 	evs := make([]Event, len(launched))
@@ -125,5 +137,15 @@ func (e *Execution) endTurn(turn uint64) {
 	select {
 	case <-reached:
 	case <-e.seq.done:
+	case <-ctx.Done():
 	}
+}
+
+// PromptOpen reports whether a prompt was in flight: sent, and not
+// answered by the agent. Once the execution has ended it says whether the
+// agent died in the middle of a turn.
+func (e *Execution) PromptOpen() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.work.open) > 0
 }

@@ -38,7 +38,7 @@ func replayFixture(t *testing.T, name string) []Event {
 			t.Fatal(err)
 		}
 	}
-	e.endTurn(turn)
+	e.endTurn(context.Background(), turn, true, true)
 	return h.snapshot()
 }
 
@@ -107,5 +107,20 @@ func TestClaudeLaunchOutsideAPromptRegistersNothing(t *testing.T) {
 	e.attribute(&ev)
 	if ev.Tool.Provenance.Lifecycle != "" {
 		t.Fatalf("lifecycle %q: a launch no prompt will end must not register", ev.Tool.Provenance.Lifecycle)
+	}
+}
+
+// The recordings come from the adapter version herd pins: a new pin needs
+// new recordings (go test ./server/agent -run TestRealClaude -args
+// -record-claude).
+func TestClaudeRecordingsAreOfThePinnedAdapter(t *testing.T) {
+	for _, name := range []string{"stream", "subagent", "shell"} {
+		rec, err := claudeframes.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ClaudeAdapter.Package + "@" + ClaudeAdapter.Version; rec.Header.Adapter != want || rec.Header.Scenario != name {
+			t.Errorf("%s: recorded from %q (scenario %q), herd pins %q", name, rec.Header.Adapter, rec.Header.Scenario, want)
+		}
 	}
 }

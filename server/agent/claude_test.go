@@ -64,12 +64,17 @@ type claudeRun struct {
 type claudeHandler struct {
 	mu     sync.Mutex
 	events []agent.Event
+	wake   chan struct{}
 }
 
 func (h *claudeHandler) OnEvent(ev agent.Event) {
 	h.mu.Lock()
 	h.events = append(h.events, ev)
 	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (h *claudeHandler) RequestPermission(context.Context, agent.PermissionRequest) (string, error) {
@@ -86,9 +91,11 @@ func (h *claudeHandler) snapshot() []agent.Event {
 	return append([]agent.Event(nil), h.events...)
 }
 
-// runClaude starts the real adapter in mode, sends prompt, waits linger
-// after the turn for out-of-turn frames and closes the execution.
-func runClaude(t *testing.T, prompt string, mode claudetest.Mode, linger time.Duration) claudeRun {
+// runClaude starts the real adapter in mode, sends prompt, and after the
+// turn waits, if until is set, for the events to satisfy it (frames the
+// agent sends on its own time, outside the turn), then closes the
+// execution.
+func runClaude(t *testing.T, prompt string, mode claudetest.Mode, until func([]agent.Event) bool) claudeRun {
 	t.Helper()
 	srv, err := anthropictest.Start(claudeScript)
 	if err != nil {
@@ -100,7 +107,7 @@ func runClaude(t *testing.T, prompt string, mode claudetest.Mode, linger time.Du
 		mu     sync.Mutex
 		frames [][]byte
 	)
-	h := &claudeHandler{}
+	h := &claudeHandler{wake: make(chan struct{}, 1)}
 	ex, err := agent.Start(context.Background(), agent.Options{
 		Profile: profile, Cwd: t.TempDir(), Handler: h, ClientVersion: "test",
 		Trace: func(f []byte) {
@@ -121,7 +128,13 @@ func runClaude(t *testing.T, prompt string, mode claudetest.Mode, linger time.Du
 			run.endedBeforeReturn++
 		}
 	}
-	time.Sleep(linger) // out-of-turn frames come on the agent's own time
+	for deadline := time.After(90 * time.Second); until != nil && !until(h.snapshot()); {
+		select {
+		case <-h.wake:
+		case <-deadline:
+			t.Fatal("the agent's frames after the turn did not come within 90 s")
+		}
+	}
 	_ = ex.Close()
 	run.events = h.snapshot()
 	mu.Lock()
@@ -182,7 +195,7 @@ func kinds(evs []agent.Event, kind agent.EventKind) []agent.Event {
 }
 
 func TestRealClaudeStreamsTextAndReasoning(t *testing.T) {
-	run := runClaude(t, "stream", claudetest.ModeAsk, 0)
+	run := runClaude(t, "stream", claudetest.ModeAsk, nil)
 	if run.err != nil || run.stop != agent.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", run.stop, run.err)
 	}
@@ -209,7 +222,7 @@ func TestRealClaudeStreamsTextAndReasoning(t *testing.T) {
 }
 
 func TestRealClaudeSubagentIsAttestedUntilItsTurnEnds(t *testing.T) {
-	run := runClaude(t, "subagent", claudetest.ModeBypass, 0)
+	run := runClaude(t, "subagent", claudetest.ModeBypass, nil)
 	if run.err != nil || run.stop != agent.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", run.stop, run.err)
 	}
@@ -241,7 +254,15 @@ func TestRealClaudeSubagentIsAttestedUntilItsTurnEnds(t *testing.T) {
 }
 
 func TestRealClaudeBackgroundShellIsNotRegistered(t *testing.T) {
-	run := runClaude(t, "shell", claudetest.ModeBypass, 2500*time.Millisecond)
+	run := runClaude(t, "shell", claudetest.ModeBypass, func(evs []agent.Event) bool {
+		// The shell's end shows only as the model cycle its notice starts.
+		for _, ev := range evs {
+			if ev.Kind == agent.EventUsage && ev.Usage.Origin == agent.OriginTaskNotification {
+				return true
+			}
+		}
+		return false
+	})
 	if run.err != nil || run.stop != agent.StopEndTurn {
 		t.Fatalf("prompt = %q, %v", run.stop, run.err)
 	}
@@ -277,6 +298,7 @@ type firstText struct {
 }
 
 func (h *firstText) OnEvent(ev agent.Event) {
+	h.claudeHandler.OnEvent(ev)
 	h.mu.Lock()
 	if ev.Kind == agent.EventText && ev.MessageID != "" && h.first.IsZero() {
 		h.first = time.Now()
@@ -295,7 +317,7 @@ func BenchmarkRealClaudeFirstChunkToEvent(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	h := &firstText{}
+	h := &firstText{claudeHandler: claudeHandler{wake: make(chan struct{}, 1)}}
 	ex, err := agent.Start(context.Background(), agent.Options{
 		Profile: claudetest.Profile(b, srv.URL, claudetest.ModeAsk), Cwd: b.TempDir(), Handler: h, ClientVersion: "test",
 	})

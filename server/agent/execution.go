@@ -284,9 +284,6 @@ func (w *stdinWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// AuthMethods returns the auth methods the agent listed in initialize.
-func (e *Execution) AuthMethods() []AuthMethod { return e.authMethods }
-
 // SessionID returns the agent's id for the execution's ACP session.
 func (e *Execution) SessionID() string { return string(e.sessionID) }
 

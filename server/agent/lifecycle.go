@@ -44,7 +44,7 @@ func (e *Execution) Prompt(ctx context.Context, text string) (StopReason, error)
 		SessionId: e.sessionID,
 		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
 	})
-	e.endTurn(turn)
+	e.endTurn(ctx, turn, err == nil && StopReason(resp.StopReason) != StopCancelled, !e.peerGone())
 	if err == nil {
 		return StopReason(resp.StopReason), nil
 	}
@@ -62,6 +62,16 @@ func (e *Execution) Prompt(ctx context.Context, text string) (StopReason, error)
 		return "", fmt.Errorf("prompt: %w", agentError(re))
 	}
 	return "", fmt.Errorf("prompt: %w", err)
+}
+
+// peerGone reports whether the agent's output has ended.
+func (e *Execution) peerGone() bool {
+	select {
+	case <-e.conn.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // Cancel sends session/cancel and withdraws every permission or

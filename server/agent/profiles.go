@@ -152,11 +152,12 @@ func (p Profile) Wire() shared.AgentProfile {
 // cannot widen its own capabilities by shaping its output.
 type Capabilities struct {
 	// AttestsBackground is true when the adapter's background-work
-	// lifecycle frames (launch, foreground yield and terminal frame of
-	// subagents, background shells and Monitor watches, carried in
-	// `_meta.claudeCode`) are covered by fixture tests. Only then is the
-	// Provenance of its tool calls marked Attested; otherwise provenance is
-	// presentation data and the session stays foreground-busy (spec 000).
+	// lifecycle frames (launch, foreground yield and an accountable end,
+	// carried in `_meta.claudeCode`) are covered by fixture tests: for
+	// Claude, of its background subagents (claude.go); for the mock, also
+	// of its shells and Monitor watches. Only then is the Provenance of its
+	// tool calls marked Attested; otherwise provenance is presentation data
+	// and the session stays foreground-busy (spec 000).
 	AttestsBackground bool
 	// Handoff is true when the provider accepts a person's next prompt
 	// while an earlier prompt request is still held open for background

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -162,10 +163,14 @@ func TestAnAgentThatExitsWhileIdleIsContinuedByTheNextPrompt(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		flags  []string
+		after  int // ms between the answer and the exit
 		failed bool
 	}{
-		{"resumable", []string{"--state-dir", "STATE"}, false},
-		{"not resumable", nil, true},
+		{"resumable", []string{"--state-dir", "STATE"}, 50, false},
+		// Before herd has even settled the turn: the turn was answered,
+		// so it is not lost either.
+		{"resumable, at once", []string{"--state-dir", "STATE"}, 0, false},
+		{"not resumable", nil, 50, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -177,7 +182,8 @@ func TestAnAgentThatExitsWhileIdleIsContinuedByTheNextPrompt(t *testing.T) {
 				}
 			}
 			m, pub := startManager(t, st, dir, mocktest.Profile(flags...))
-			session, err := m.Create(ctx, shared.SessionCreateRequest{TaskID: task.ID, Prompt: "/scenario exit 50"})
+			prompt := fmt.Sprintf("/scenario exit %d", tc.after)
+			session, err := m.Create(ctx, shared.SessionCreateRequest{TaskID: task.ID, Prompt: prompt})
 			require.NoError(t, err)
 			pub.waitSettled(t, 1)
 			if tc.failed {
@@ -202,7 +208,7 @@ func TestAnAgentThatExitsWhileIdleIsContinuedByTheNextPrompt(t *testing.T) {
 			msgs, _, err := st.ListMessages(ctx, session.ID, 0, 0)
 			require.NoError(t, err)
 			last := msgs[len(msgs)-1]
-			require.Equal(t, "history: /scenario exit 50", last.Content, "the agent remembers the turn before its exit")
+			require.Equal(t, "history: "+prompt, last.Content, "the agent remembers the turn before its exit")
 			after, err := st.GetSession(ctx, session.ID)
 			require.NoError(t, err)
 			require.Equal(t, before.AgentSessionID, after.AgentSessionID)

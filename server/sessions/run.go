@@ -28,6 +28,8 @@ type run struct {
 	rev      int64
 	profile  string
 	exec     *agent.Execution
+	// execGone is closed once exec's watch has finished with it.
+	execGone chan struct{}
 	co       *coalescer.Coalescer
 	// texec is exec's handle in the tracker.
 	texec tracker.Exec
@@ -113,16 +115,36 @@ func (r *run) begin(profile agent.Profile, prompt string) {
 	})
 }
 
-// ensureExecution starts the session's agent unless one runs.
+// ensureExecution starts the session's agent unless one runs. An agent
+// that has just died is not one: once its watch has finished with it (the
+// session failed, or it died idle and may be continued) a new one starts,
+// unless the session failed.
 func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error {
-	r.mu.Lock()
-	if r.exec != nil || r.stopping {
-		stopping := r.stopping
-		r.mu.Unlock()
-		if stopping {
+	for {
+		r.mu.Lock()
+		if r.stopping {
+			r.mu.Unlock()
 			return errors.New("the session is stopping")
 		}
-		return nil
+		if r.state == shared.SessionFailed {
+			r.mu.Unlock()
+			return errors.New("the agent stopped and the session failed")
+		}
+		if r.exec == nil {
+			break
+		}
+		exec, gone := r.exec, r.execGone
+		r.mu.Unlock()
+		select {
+		case <-exec.Done():
+		default:
+			return nil
+		}
+		select {
+		case <-gone:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	profileID := r.profile
 	r.mu.Unlock()
@@ -169,13 +191,17 @@ func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error
 		r.m.tr.Detach(texec)
 		return fmt.Errorf("start %s: %w", profile.Name, err)
 	}
+	gone := make(chan struct{})
 	r.mu.Lock()
 	stopping := r.stopping
 	if !stopping {
-		r.exec = exec
+		r.exec, r.execGone = exec, gone
 	}
 	r.mu.Unlock()
-	r.m.goTracked(func() { r.watch(exec, texec, co, coDone, sink) })
+	r.m.goTracked(func() {
+		defer close(gone)
+		r.watch(exec, texec, co, coDone, sink)
+	})
 	if stopping {
 		// Cancelled while the agent was starting: do not keep it.
 		_ = exec.Close()
@@ -206,8 +232,7 @@ func (r *run) watch(exec *agent.Execution, texec tracker.Exec, co *coalescer.Coa
 	r.mu.Lock()
 	// An agent that can continue its session and dies while nothing is
 	// asked of it loses no turn: the next prompt starts it again.
-	idle := crashed && r.exec == exec && r.turns == 0 && r.state == shared.SessionWaitingForInput &&
-		exec.Resumable() && exec.SessionID() != ""
+	idle := crashed && r.exec == exec && !exec.PromptOpen() && exec.Resumable() && exec.SessionID() != ""
 	if r.exec == exec {
 		r.exec, r.co = nil, nil
 	}

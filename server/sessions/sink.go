@@ -308,9 +308,11 @@ func (r *run) OnEvent(ev agent.Event) {
 		r.m.tr.Frame(texec, f)
 	}
 	var err error
-	if r.startsMessage(ev) {
+	if r.startsMessage(ev) || cycleEnd(ev) {
 		// Chunks of another agent message start new messages here too,
-		// however closely they follow the last.
+		// however closely they follow the last; and the end of a model
+		// cycle ends its messages, also one the agent streamed outside any
+		// turn (a background task's notice), which no turn's end would.
 		err = co.Barrier(r.m.ctx, messageBoundary{})
 	}
 	switch ev.Kind {
@@ -329,6 +331,12 @@ func (r *run) OnEvent(ev agent.Event) {
 // messageBoundary is the barrier between two agent messages: it ends the
 // streaming messages and stores nothing.
 type messageBoundary struct{}
+
+// cycleEnd reports whether ev closes a model cycle: a usage update that
+// names the cycle's origin (Claude's adapter sends one at the end of each).
+func cycleEnd(ev agent.Event) bool {
+	return ev.Kind == agent.EventUsage && ev.Usage != nil && ev.Usage.Origin != ""
+}
 
 // startsMessage reports whether ev is a chunk of an agent message other
 // than the one the last identified chunk belonged to. Chunks without an id

@@ -66,8 +66,9 @@
 // queries, reading the summary rows before the source rows; WriteSummary
 // stores one summary by compare-and-update on its revision, so of two
 // writers the one that read older sources loses. A session's state,
-// foreground activity and subagent count change only together with its
-// state_revision (Transition, SetActivity, ResetActivity).
+// foreground activity, subagent count and context_lost change only
+// together with its state_revision (Transition, SetActivity,
+// ResetActivity, SetAgentSession).
 //
 // # Sessions and messages
 //

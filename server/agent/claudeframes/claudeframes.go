@@ -20,11 +20,16 @@ var files embed.FS
 
 // Header describes where a recording came from.
 type Header struct {
-	Adapter    string `json:"adapter"`
+	// Adapter is the adapter's npm package and version, PACKAGE@VERSION.
+	Adapter string `json:"adapter"`
+	// ClaudeCode is the version of the Claude Code the adapter ran.
 	ClaudeCode string `json:"claudeCode"`
-	Scenario   string `json:"scenario"`
-	Recorded   string `json:"recorded"`
-	How        string `json:"how"`
+	// Scenario names the recording (the file's name).
+	Scenario string `json:"scenario"`
+	// Recorded is the day it was recorded, YYYY-MM-DD.
+	Recorded string `json:"recorded"`
+	// How is the command that recorded it.
+	How string `json:"how"`
 }
 
 // Recording is one scenario's frames.
