@@ -19,28 +19,10 @@ import (
 )
 
 // startWithProfile starts a server whose agents file adds p as the profile
-// id, and opens a session of it on a new task, ready for a prompt.
-func startWithProfile(t *testing.T, id string, p agent.Profile) (c *wsClient, session map[string]any) {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "agents.json")
-	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
-		"id": id, "name": p.Name + " (scripted)", "provider": p.Provider, "command": p.Command, "args": p.Args, "env": p.Env,
-	}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(file, agents, 0o600))
-	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
-	c = MustDial(t, srv, nil).patient()
-	ws := c.call("workspace.create", map[string]any{"name": "W"})
-	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "Real " + p.Name})
-	session = c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": id})
-	require.Equal(t, true, c.call("session.subscribe", map[string]any{"session_id": session["id"]})["joined"])
-	awaitState(t, c, session["id"], "WAITING_FOR_INPUT")
-	return c, session
-}
-
-// startWithProfileFailing is startWithProfile for an agent that cannot
-// start: it returns the session once it has failed.
-func startWithProfileFailing(t *testing.T, id string, p agent.Profile) (c *wsClient, session map[string]any) {
+// id, opens a session of it on a new task and returns the session, as the
+// session list shows it, once it has reached state: WAITING_FOR_INPUT for
+// an agent ready for a prompt, FAILED for one that cannot start.
+func startWithProfile(t *testing.T, id string, p agent.Profile, state string) (c *wsClient, session map[string]any) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "agents.json")
 	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
@@ -51,15 +33,11 @@ func startWithProfileFailing(t *testing.T, id string, p agent.Profile) (c *wsCli
 	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
 	c = MustDial(t, srv, nil).patient()
 	ws := c.call("workspace.create", map[string]any{"name": "W"})
-	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "Fresh " + p.Name})
+	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "Real " + p.Name})
 	session = c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": id})
 	require.Equal(t, true, c.call("session.subscribe", map[string]any{"session_id": session["id"]})["joined"])
-	for {
-		n := c.awaitNotification("session.state_changed")
-		if n["session_id"] == session["id"] && n["state"] == "FAILED" {
-			break
-		}
-	}
+	awaitState(t, c, session["id"], state)
+	// The list carries what the state changed (a failed session's error).
 	for _, s := range c.call("session.list", map[string]any{"task_id": task["id"]})["sessions"].([]any) {
 		session = s.(map[string]any)
 	}
@@ -76,7 +54,7 @@ func TestRealCodexTurnStreamsThroughHerd(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = endpoint.Close() })
-	c, session := startWithProfile(t, "real-codex", codextest.Profile(t, endpoint.URL))
+	c, session := startWithProfile(t, "real-codex", codextest.Profile(t, endpoint.URL), "WAITING_FOR_INPUT")
 	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "x-1", "content": "Hello Codex"})
 	require.Equal(t, "end_turn", awaitSettled(t, c))
 	assert.Contains(t, transcript(t, c, session["id"]), "agent:Codex answers through herd.")
@@ -97,7 +75,7 @@ func TestRealGeminiTurnStreamsThroughHerd(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = endpoint.Close() })
-	c, session := startWithProfile(t, "real-gemini", geminitest.Profile(t, endpoint.URL))
+	c, session := startWithProfile(t, "real-gemini", geminitest.Profile(t, endpoint.URL), "WAITING_FOR_INPUT")
 	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "g-1", "content": "Hello Gemini"})
 	require.Equal(t, "end_turn", awaitSettled(t, c))
 	assert.Contains(t, transcript(t, c, session["id"]), "agent:Gemini answers through herd.")
@@ -111,7 +89,7 @@ func TestRealGeminiTurnStreamsThroughHerd(t *testing.T) {
 // A Codex without credentials refuses the session; the session says how to
 // authenticate, and so does its profile in the list, in Codex's own words.
 func TestCodexThatNeedsAuthenticationShowsItsMethodsOnTheProfile(t *testing.T) {
-	c, session := startWithProfileFailing(t, "fresh-codex", adaptertest.Profile(t, adaptertest.Codex))
+	c, session := startWithProfile(t, "fresh-codex", adaptertest.Profile(t, adaptertest.Codex), "FAILED")
 	assert.Contains(t, session["error_message"], "CODEX_API_KEY")
 	var codex map[string]any
 	for _, p := range c.call("agent_profile.list", nil)["agent_profiles"].([]any) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/agent/adaptertest"
 	"github.com/herd-dev/herd/server/agent/anthropictest"
 	"github.com/herd-dev/herd/server/agent/claudetest"
 )
@@ -167,7 +168,7 @@ func writeFixture(t *testing.T, name string, frames [][]byte) {
 // claudeCodeVersion is the version of the Claude Code the installed
 // adapter runs.
 func claudeCodeVersion(t *testing.T) string {
-	data, err := os.ReadFile(filepath.Join(claudetest.Adapters(), "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json"))
+	data, err := os.ReadFile(filepath.Join(adaptertest.Adapters(), "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herd-dev/herd/server/agent/endpointtest"
 )
 
 // Script chooses the reply to one request. It runs on the request's own
@@ -81,14 +82,12 @@ type Server struct {
 	URL string
 
 	script Script
-	http   *http.Server
-	ln     net.Listener
+	http   *endpointtest.Server
 	seq    atomic.Uint64
+	// requests holds every /v1/messages request in arrival order.
+	requests endpointtest.Recorder[*Request]
 
 	mu sync.Mutex
-	// requests holds every /v1/messages request in arrival order; guarded
-	// by mu.
-	requests []*Request
 	// firstByte is when each response's first delta was written, by
 	// request number; guarded by mu.
 	firstByte map[int]time.Time
@@ -96,11 +95,7 @@ type Server struct {
 
 // Start serves script on a loopback port until Close.
 func Start(script Script) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	s := &Server{URL: "http://" + ln.Addr().String(), script: script, ln: ln, firstByte: map[int]time.Time{}}
+	s := &Server{script: script, firstByte: map[int]time.Time{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
@@ -110,8 +105,11 @@ func Start(script Script) (*Server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, "{}")
 	})
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.http.Serve(ln) }()
+	srv, err := endpointtest.Serve(mux)
+	if err != nil {
+		return nil, err
+	}
+	s.http, s.URL = srv, srv.URL
 	return s, nil
 }
 
@@ -119,11 +117,7 @@ func Start(script Script) (*Server, error) {
 func (s *Server) Close() error { return s.http.Close() }
 
 // Requests returns every Messages request received so far, in order.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
-}
+func (s *Server) Requests() []*Request { return s.requests.All() }
 
 // FirstByte returns when the first content delta of the request numbered
 // n (Request.N) was written, and false when none was.
@@ -141,7 +135,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	body, err := endpointtest.ReadBody(r)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
@@ -154,10 +148,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	req.Beta = r.URL.Query().Get("beta") == "true"
 	req.ctx = r.Context()
 	req.Received = time.Now()
-	s.mu.Lock()
-	req.N = len(s.requests)
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	s.requests.Add(req, func(n int) { req.N = n })
 
 	reply := s.script(req)
 	if reply.Status != 0 && reply.Status != http.StatusOK {
@@ -170,8 +161,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	msgID := fmt.Sprintf("msg_scripted_%04d", s.seq.Add(1))
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(message(msgID, req.Model, reply, true))
+		endpointtest.WriteJSON(w, http.StatusOK, message(msgID, req.Model, reply, true))
 		return
 	}
 	s.stream(w, r, req, msgID, reply)
@@ -179,20 +169,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 
 // stream writes reply as the Messages API's server-sent events.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, msgID string, reply Reply) {
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := func(event string, data any) bool {
-		b, _ := json.Marshal(data)
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return r.Context().Err() == nil
-	}
+	send := endpointtest.StartEvents(w, r).Send
 	first := true
 	delta := func(index int, d map[string]any) bool {
 		if !first && reply.Delay > 0 {
@@ -330,10 +307,9 @@ func chunks(s string, n int) []string {
 
 func runeStart(b byte) bool { return b&0xC0 != 0x80 }
 
+// apiError answers with status and the Messages API's error body.
 func apiError(w http.ResponseWriter, status int, kind, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	endpointtest.WriteJSON(w, status, map[string]any{
 		"type": "error", "error": map[string]any{"type": kind, "message": msg},
 	})
 }

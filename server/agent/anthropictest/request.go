@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/herd-dev/herd/server/agent/endpointtest"
 )
 
 // Request is one Messages API request as the endpoint received it.
@@ -119,32 +121,22 @@ func (r *Request) IsMain() bool { return len(r.Tools) > 0 }
 // turn, oldest first, leaving out tool results and the system reminders
 // Claude Code adds.
 func (r *Request) UserTexts() []string {
-	var out []string
-	for _, m := range r.Messages {
+	return endpointtest.UserTexts(r.Messages, func(m Message) []string {
 		if m.Role != "user" {
-			continue
+			return nil
 		}
-		var parts []string
+		var texts []string
 		for _, b := range m.Content {
-			if b.Type == "text" && !strings.HasPrefix(strings.TrimSpace(b.Text), "<system-reminder>") {
-				parts = append(parts, b.Text)
+			if b.Type == "text" {
+				texts = append(texts, b.Text)
 			}
 		}
-		if len(parts) > 0 {
-			out = append(out, strings.Join(parts, "\n"))
-		}
-	}
-	return out
+		return texts
+	}, func(text string) bool { return !strings.HasPrefix(strings.TrimSpace(text), "<system-reminder>") })
 }
 
 // LastUserText returns the newest user text (see UserTexts), or "".
-func (r *Request) LastUserText() string {
-	texts := r.UserTexts()
-	if len(texts) == 0 {
-		return ""
-	}
-	return texts[len(texts)-1]
-}
+func (r *Request) LastUserText() string { return endpointtest.Last(r.UserTexts()) }
 
 // ToolResults returns every tool_result block of the conversation, oldest
 // first.

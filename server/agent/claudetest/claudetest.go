@@ -11,41 +11,18 @@ package claudetest
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/agent/adaptertest"
 )
-
-// Adapters returns the npm prefix of this checkout that `make adapters`
-// installs the pinned adapters under.
-func Adapters() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(file), "..", "adapters")
-}
 
 // Require skips the test, saying why, when node or the installed Claude
 // adapter is missing; on CI (CI=true) it fails instead.
 func Require(tb testing.TB) {
 	tb.Helper()
-	reason := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		reason = "node is not on PATH"
-	} else if p := agent.ClaudeAdapter.Profile("claude-code", "Claude Code", "claude", Adapters()); p.Command == "npx" {
-		reason = "the Claude adapter is not installed: run `make adapters`"
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("real Claude Code tests cannot run on CI: %s", reason)
-	}
-	tb.Skipf("real Claude Code tests skipped: %s", reason)
+	adaptertest.Require(tb, "Claude Code", agent.ClaudeAdapter)
 }
 
 // Mode is a Claude Code permission mode, the default a session starts in.
@@ -68,18 +45,12 @@ const (
 func Profile(tb testing.TB, baseURL string, mode Mode) agent.Profile {
 	tb.Helper()
 	Require(tb)
-	home := tb.TempDir()
 	settings, err := json.Marshal(map[string]any{"permissions": map[string]any{"defaultMode": string(mode)}})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), settings, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	p := agent.ClaudeAdapter.Profile("claude-code", "Claude Code", "claude", Adapters())
+	home := adaptertest.Home(tb, filepath.Join(".claude", "settings.json"), settings)
+	p := agent.ClaudeAdapter.Profile("claude-code", "Claude Code", "claude", adaptertest.Adapters())
 	p.Env = Env(baseURL, home)
 	return p
 }

@@ -17,13 +17,11 @@ package codextest
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/herd-dev/herd/server/agent"
-	"github.com/herd-dev/herd/server/agent/claudetest"
+	"github.com/herd-dev/herd/server/agent/adaptertest"
 )
 
 // Model is the model name the scratch configuration selects; the endpoint
@@ -40,19 +38,7 @@ const keyEnv = "HERD_SCRIPTED_OPENAI_KEY"
 // adapter is missing; on CI (CI=true) it fails instead.
 func Require(tb testing.TB) {
 	tb.Helper()
-	reason := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		reason = "node is not on PATH"
-	} else if p := agent.CodexAdapter.Profile("codex", "Codex", "codex", claudetest.Adapters()); p.Command == "npx" {
-		reason = "the Codex adapter is not installed: run `make adapters`"
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("real Codex tests cannot run on CI: %s", reason)
-	}
-	tb.Skipf("real Codex tests skipped: %s", reason)
+	adaptertest.Require(tb, "Codex", agent.CodexAdapter)
 }
 
 // Profile is the built-in Codex profile run from the installed adapter,
@@ -62,16 +48,9 @@ func Require(tb testing.TB) {
 func Profile(tb testing.TB, baseURL string) agent.Profile {
 	tb.Helper()
 	Require(tb)
-	home := tb.TempDir()
-	codexHome := filepath.Join(home, ".codex")
-	if err := os.MkdirAll(codexHome, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(Config(baseURL)), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	p := agent.CodexAdapter.Profile("codex", "Codex", "codex", claudetest.Adapters())
-	p.Env = Env(home, codexHome)
+	home := adaptertest.Home(tb, filepath.Join(".codex", "config.toml"), []byte(Config(baseURL)))
+	p := agent.CodexAdapter.Profile("codex", "Codex", "codex", adaptertest.Adapters())
+	p.Env = Env(home, filepath.Join(home, ".codex"))
 	return p
 }
 

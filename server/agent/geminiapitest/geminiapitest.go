@@ -16,12 +16,10 @@ package geminiapitest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/herd-dev/herd/server/agent/endpointtest"
 )
 
 // Script chooses the reply to one request. It runs on the request's own
@@ -51,21 +49,14 @@ type Server struct {
 	URL string
 
 	script Script
-	http   *http.Server
-
-	mu sync.Mutex
-	// requests holds every generate request in arrival order; guarded by
-	// mu.
-	requests []*Request
+	http   *endpointtest.Server
+	// requests holds every generate request in arrival order.
+	requests endpointtest.Recorder[*Request]
 }
 
 // Start serves script on a loopback port until Close.
 func Start(script Script) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	s := &Server{URL: "http://" + ln.Addr().String(), script: script}
+	s := &Server{script: script}
 	mux := http.NewServeMux()
 	// The method follows the model in one path segment
 	// ("gemini-2.5-flash:streamGenerateContent"), which a pattern cannot
@@ -74,8 +65,11 @@ func Start(script Script) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "the scripted endpoint serves only POST /v1beta/models/MODEL:METHOD")
 	})
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.http.Serve(ln) }()
+	srv, err := endpointtest.Serve(mux)
+	if err != nil {
+		return nil, err
+	}
+	s.http, s.URL = srv, srv.URL
 	return s, nil
 }
 
@@ -83,11 +77,7 @@ func Start(script Script) (*Server, error) {
 func (s *Server) Close() error { return s.http.Close() }
 
 // Requests returns every generate request received so far, in order.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
-}
+func (s *Server) Requests() []*Request { return s.requests.All() }
 
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	model, method, ok := strings.Cut(r.PathValue("call"), ":")
@@ -95,7 +85,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "no model:method in the path")
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	body, err := endpointtest.ReadBody(r)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
@@ -116,10 +106,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Model, req.Stream, req.APIKey = model, stream, r.Header.Get("X-Goog-Api-Key")
-	s.mu.Lock()
-	req.N = len(s.requests)
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	s.requests.Add(req, func(n int) { req.N = n })
 
 	reply := s.script(req)
 	if reply.Status != 0 && reply.Status != http.StatusOK {
@@ -127,27 +114,18 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !stream {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(chunk(model, reply.Text(), reply, true))
+		endpointtest.WriteJSON(w, http.StatusOK, chunk(model, reply.Text(), reply, true))
 		return
 	}
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	events := endpointtest.StartEvents(w, r)
 	parts := reply.Parts
 	if len(parts) == 0 {
 		parts = []string{""}
 	}
 	for i, text := range parts {
+		// The Gemini API frames its events with CRLF and names none.
 		b, _ := json.Marshal(chunk(model, text, reply, i == len(parts)-1))
-		if _, err := fmt.Fprintf(w, "data: %s\r\n\r\n", b); err != nil {
-			return
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		if r.Context().Err() != nil {
+		if !events.Write(fmt.Sprintf("data: %s\r\n\r\n", b)) {
 			return
 		}
 	}
@@ -171,10 +149,9 @@ func chunk(model, text string, reply Reply, last bool) map[string]any {
 	return out
 }
 
+// apiError answers with status and the Gemini API's error body.
 func apiError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	endpointtest.WriteJSON(w, status, map[string]any{
 		"error": map[string]any{"code": status, "message": msg, "status": http.StatusText(status)},
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/herd-dev/herd/server/agent/endpointtest"
 )
 
 // Request is one generateContent or streamGenerateContent request as the
@@ -91,32 +93,16 @@ func (r *Request) IsMain() bool { return len(r.Tools) > 0 }
 // first, leaving out the context blocks Gemini CLI adds as user text
 // (<session_context> and the like, which start with a tag).
 func (r *Request) UserTexts() []string {
-	var out []string
-	for _, c := range r.Contents {
+	return endpointtest.UserTexts(r.Contents, func(c Content) []string {
 		if c.Role != "user" {
-			continue
+			return nil
 		}
-		var parts []string
-		for _, t := range c.Texts {
-			if !strings.HasPrefix(strings.TrimSpace(t), "<") {
-				parts = append(parts, t)
-			}
-		}
-		if len(parts) > 0 {
-			out = append(out, strings.Join(parts, "\n"))
-		}
-	}
-	return out
+		return c.Texts
+	}, endpointtest.Untagged)
 }
 
 // LastUserText returns the newest user text (see UserTexts), or "".
-func (r *Request) LastUserText() string {
-	texts := r.UserTexts()
-	if len(texts) == 0 {
-		return ""
-	}
-	return texts[len(texts)-1]
-}
+func (r *Request) LastUserText() string { return endpointtest.Last(r.UserTexts()) }
 
 // Contains reports whether the request body contains s.
 func (r *Request) Contains(s string) bool { return strings.Contains(string(r.Body), s) }

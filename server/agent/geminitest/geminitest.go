@@ -15,13 +15,11 @@ package geminitest
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/herd-dev/herd/server/agent"
-	"github.com/herd-dev/herd/server/agent/claudetest"
+	"github.com/herd-dev/herd/server/agent/adaptertest"
 )
 
 // Model is the model the environment selects; the endpoint sees it in
@@ -36,19 +34,7 @@ const APIKey = "scripted-endpoint-key"
 // CLI is missing; on CI (CI=true) it fails instead.
 func Require(tb testing.TB) {
 	tb.Helper()
-	reason := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		reason = "node is not on PATH"
-	} else if p := agent.GeminiAdapter.Profile("gemini", "Gemini CLI", "gemini", claudetest.Adapters()); p.Command == "npx" {
-		reason = "Gemini CLI is not installed: run `make adapters`"
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("real Gemini CLI tests cannot run on CI: %s", reason)
-	}
-	tb.Skipf("real Gemini CLI tests skipped: %s", reason)
+	adaptertest.Require(tb, "Gemini CLI", agent.GeminiAdapter)
 }
 
 // Profile is the built-in Gemini CLI profile run from the installed
@@ -58,7 +44,6 @@ func Require(tb testing.TB) {
 func Profile(tb testing.TB, baseURL string) agent.Profile {
 	tb.Helper()
 	Require(tb)
-	home := tb.TempDir()
 	settings, err := json.Marshal(map[string]any{
 		"privacy": map[string]any{"usageStatisticsEnabled": false},
 		"general": map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
@@ -66,13 +51,8 @@ func Profile(tb testing.TB, baseURL string) agent.Profile {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	p := agent.GeminiAdapter.Profile("gemini", "Gemini CLI", "gemini", claudetest.Adapters())
+	home := adaptertest.Home(tb, filepath.Join(".gemini", "settings.json"), settings)
+	p := agent.GeminiAdapter.Profile("gemini", "Gemini CLI", "gemini", adaptertest.Adapters())
 	p.Env = Env(baseURL, home)
 	return p
 }

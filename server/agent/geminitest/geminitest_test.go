@@ -2,49 +2,15 @@ package geminitest_test
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/agent/adaptertest"
 	"github.com/herd-dev/herd/server/agent/geminiapitest"
 	"github.com/herd-dev/herd/server/agent/geminitest"
 )
-
-// events is a Handler that keeps every event and refuses every request: a
-// turn of plain text asks for nothing.
-type events struct {
-	mu  sync.Mutex
-	all []agent.Event
-}
-
-func (h *events) OnEvent(ev agent.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.all = append(h.all, ev)
-}
-
-func (h *events) RequestPermission(context.Context, agent.PermissionRequest) (string, error) {
-	return "", errors.New("no permission expected in a text turn")
-}
-
-func (h *events) Clarify(context.Context, agent.ClarificationRequest) (string, error) {
-	return "", errors.New("no question expected in a text turn")
-}
-
-func (h *events) of(kind agent.EventKind) []agent.Event {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []agent.Event
-	for _, ev := range h.all {
-		if ev.Kind == kind {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
 
 // The real Gemini CLI, pointed at the scripted Gemini API endpoint, streams
 // the endpoint's reply through herd's runtime as text events, one per
@@ -59,7 +25,7 @@ func TestGeminiStreamsAScriptedTurn(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 
-	h := &events{}
+	h := &adaptertest.Events{}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	exec, err := agent.Start(ctx, agent.Options{
@@ -79,7 +45,7 @@ func TestGeminiStreamsAScriptedTurn(t *testing.T) {
 		t.Errorf("stop reason = %q, want %q", stop, agent.StopEndTurn)
 	}
 
-	texts := h.of(agent.EventText)
+	texts := h.Of(agent.EventText)
 	var got []string
 	for _, ev := range texts {
 		got = append(got, ev.Text)

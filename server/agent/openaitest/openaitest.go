@@ -11,15 +11,12 @@
 package openaitest
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
+
+	"github.com/herd-dev/herd/server/agent/endpointtest"
 )
 
 // Script chooses the reply to one request. It runs on the request's own
@@ -51,29 +48,25 @@ type Server struct {
 	URL string
 
 	script Script
-	http   *http.Server
+	http   *endpointtest.Server
 	seq    atomic.Uint64
-
-	mu sync.Mutex
-	// requests holds every Responses request in arrival order; guarded by
-	// mu.
-	requests []*Request
+	// requests holds every Responses request in arrival order.
+	requests endpointtest.Recorder[*Request]
 }
 
 // Start serves script on a loopback port until Close.
 func Start(script Script) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", script: script}
+	s := &Server{script: script}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/responses", s.responses)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "not_found", "the scripted endpoint serves only POST /v1/responses")
 	})
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.http.Serve(ln) }()
+	srv, err := endpointtest.Serve(mux)
+	if err != nil {
+		return nil, err
+	}
+	s.http, s.URL = srv, srv.URL+"/v1"
 	return s, nil
 }
 
@@ -81,14 +74,10 @@ func Start(script Script) (*Server, error) {
 func (s *Server) Close() error { return s.http.Close() }
 
 // Requests returns every Responses request received so far, in order.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
-}
+func (s *Server) Requests() []*Request { return s.requests.All() }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	body, err := endpointtest.ReadBody(r)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
@@ -99,10 +88,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Authorization = r.Header.Get("Authorization")
-	s.mu.Lock()
-	req.N = len(s.requests)
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	s.requests.Add(req, func(n int) { req.N = n })
 
 	reply := s.script(req)
 	if reply.Status != 0 && reply.Status != http.StatusOK {
@@ -112,8 +98,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	n := s.seq.Add(1)
 	respID, msgID := fmt.Sprintf("resp_scripted_%04d", n), fmt.Sprintf("msg_scripted_%04d", n)
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(response(respID, req.Model, msgID, reply, true))
+		endpointtest.WriteJSON(w, http.StatusOK, response(respID, req.Model, msgID, reply, true))
 		return
 	}
 	s.stream(w, r, req, respID, msgID, reply)
@@ -123,20 +108,10 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 // response is created, one message item is added, its text streams as
 // deltas, the item is done and the response completes.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, respID, msgID string, reply Reply) {
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	events := endpointtest.StartEvents(w, r)
 	send := func(event string, data map[string]any) bool {
 		data["type"] = event
-		b, _ := json.Marshal(data)
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return r.Context().Err() == nil
+		return events.Send(event, data)
 	}
 	item := func(done bool) map[string]any {
 		content := []any{}
@@ -185,10 +160,9 @@ func response(id, model, msgID string, reply Reply, done bool) map[string]any {
 	return out
 }
 
+// apiError answers with status and the Responses API's error body.
 func apiError(w http.ResponseWriter, status int, kind, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	endpointtest.WriteJSON(w, status, map[string]any{
 		"error": map[string]any{"type": kind, "message": msg, "code": nil, "param": nil},
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/herd-dev/herd/server/agent/endpointtest"
 )
 
 // Request is one Responses API request as the endpoint received it.
@@ -97,32 +99,16 @@ func (r *Request) IsMain() bool { return len(r.Tools) > 0 }
 // first, leaving out the context blocks Codex adds as user messages
 // (<environment_context> and the like, which start with a tag).
 func (r *Request) UserTexts() []string {
-	var out []string
-	for _, m := range r.Input {
+	return endpointtest.UserTexts(r.Input, func(m Message) []string {
 		if m.Role != "user" {
-			continue
+			return nil
 		}
-		var parts []string
-		for _, t := range m.Texts {
-			if !strings.HasPrefix(strings.TrimSpace(t), "<") {
-				parts = append(parts, t)
-			}
-		}
-		if len(parts) > 0 {
-			out = append(out, strings.Join(parts, "\n"))
-		}
-	}
-	return out
+		return m.Texts
+	}, endpointtest.Untagged)
 }
 
 // LastUserText returns the newest user text (see UserTexts), or "".
-func (r *Request) LastUserText() string {
-	texts := r.UserTexts()
-	if len(texts) == 0 {
-		return ""
-	}
-	return texts[len(texts)-1]
-}
+func (r *Request) LastUserText() string { return endpointtest.Last(r.UserTexts()) }
 
 // Contains reports whether the request body contains s.
 func (r *Request) Contains(s string) bool { return strings.Contains(string(r.Body), s) }
