@@ -107,3 +107,24 @@ func TestSessionListAnsweredAfterANewerActivityEventDoesNotOverwriteIt(t *testin
 	assert.Equal(t, int64(8), v.sessions[0].StateRevision, "the tab shows the newer copy")
 	assert.Contains(t, paneHTML(v), "Session 1 · Working in the background")
 }
+
+// The agent picker names what an agent lacks: one that cannot start here
+// is listed but cannot be chosen; one that asked to be authenticated says
+// how.
+func TestAgentPickerNamesWhatAnAgentLacks(t *testing.T) {
+	v := openView(shared.SessionWaitingForInput)
+	v.shell.store.SetAgentProfiles([]shared.AgentProfile{
+		{ID: "mock", Name: "Mock agent", Available: true},
+		{ID: "claude-code", Name: "Claude Code", Missing: "needs npx and node on PATH"},
+		{ID: "codex", Name: "Codex", Available: true, AuthRequired: []shared.AuthMethod{
+			{ID: "api-key", Name: "API Key", Vars: []string{"CODEX_API_KEY", "OPENAI_API_KEY"}}, {ID: "chat-gpt", Name: "ChatGPT"},
+		}},
+	})
+	markup := paneHTML(v)
+	claude := regexp.MustCompile(`<option[^>]*value="claude-code"[^>]*>`).FindString(markup)
+	assert.Regexp(t, regexpDisabled, claude, "an unavailable agent cannot be chosen")
+	assert.Contains(t, claude, `title="needs npx and node on PATH"`)
+	assert.Contains(t, markup, ">Claude Code (unavailable)<")
+	assert.Contains(t, markup, `title="Sign in: API Key: set CODEX_API_KEY or OPENAI_API_KEY; ChatGPT">Codex (needs authentication)<`)
+	assert.Contains(t, markup, ">Mock agent<")
+}
