@@ -39,6 +39,12 @@ func replayFixture(t *testing.T, name string) []Event {
 		}
 	}
 	e.endTurn(context.Background(), turn, true, true)
+	// endTurn waits for delivery only when the turn launched work.
+	delivered, ok := e.seq.pushBarrier(nil)
+	if !ok {
+		t.Fatal("the delivery queue refused the barrier")
+	}
+	<-delivered
 	return h.snapshot()
 }
 

@@ -20,8 +20,6 @@
 //	                   {"error":"mock agent: scripted recoverable error"}; the
 //	                   agent stays up
 //	crash              three stream chunks, then exit status 3 with a line on stderr
-//	exit MS            answers "exiting in MS ms", ends the turn, and MS ms
-//	                   later exits status 4 with a line on stderr
 //	sleep MS           holds the turn MS ms without a frame
 //	slow-start MS      applies to initialize, which happens before any prompt:
 //	                   use --slow-start MS or HERD_MOCK_SLOW_START_MS; as a

@@ -283,12 +283,6 @@ func (t *turn) play(prompt string) error {
 		return acp.NewInternalError(map[string]any{"error": "mock agent: scripted recoverable error"})
 	case "crash":
 		return t.crash()
-	case "exit":
-		ms, err := intArgs(args, 1, 1)
-		if err != nil {
-			return err
-		}
-		return t.exitLater(time.Duration(ms[0]) * time.Millisecond)
 	case "history":
 		return t.history()
 	case "sleep":
@@ -332,19 +326,6 @@ func (t *turn) crash() error {
 	t.m.log.Error("crashing on purpose (scenario crash)")
 	os.Exit(3)
 	return nil // not reached: os.Exit does not return
-}
-
-// exitLater ends the turn normally and exits status 4, with a line on
-// stderr, after d: an agent that dies while it waits for the next prompt.
-func (t *turn) exitLater(d time.Duration) error {
-	t.m.goBackground(func() {
-		if pause(t.m.ctx, d) != nil {
-			return
-		}
-		t.m.log.Error("exiting on purpose while idle (scenario exit)")
-		os.Exit(4)
-	})
-	return t.say(fmt.Sprintf("exiting in %d ms", d.Milliseconds()))
 }
 
 // intArgs parses between lo and hi non-negative integers; missing ones
