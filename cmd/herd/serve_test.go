@@ -18,16 +18,20 @@ import (
 )
 
 // startServer runs the composed server, with the web app served from
-// static, on a loopback port with the demo workspace.
-func startServer(tb testing.TB, static fs.FS, token string) *server.Server {
+// static, on a loopback port with the demo workspace; mutate adjusts its
+// configuration.
+func startServer(tb testing.TB, static fs.FS, token string, mutate ...func(*server.Config)) *server.Server {
 	tb.Helper()
 	var srv *server.Server
 	h, err := newUI(static, func(ctx context.Context) (shared.BootResponse, error) {
 		return srv.BootSnapshot(ctx)
 	})
 	require.NoError(tb, err)
-	srv, err = server.New(server.Config{Addr: "127.0.0.1:0", DataDir: tb.TempDir(), Demo: true, Token: token},
-		server.Options{Version: "test", UI: h})
+	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: tb.TempDir(), Demo: true, Token: token}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	srv, err = server.New(cfg, server.Options{Version: "test", UI: h})
 	require.NoError(tb, err)
 	require.NoError(tb, srv.Start(context.Background()))
 	tb.Cleanup(func() {
