@@ -7,6 +7,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/app/state"
 	"github.com/herd-dev/herd/shared"
@@ -73,7 +74,7 @@ func TestSessionHeaderUsesTheRowIndicatorsAndCountsSubagents(t *testing.T) {
 		{"waiting", shared.Session{ID: "s1", State: shared.SessionWaitingForInput}, "state-waiting", "Waiting for input", ""},
 		{"failed", shared.Session{ID: "s1", State: shared.SessionFailed}, "state-failed", "Failed", ""},
 		{"context not restored", shared.Session{ID: "s1", State: shared.SessionWaitingForInput, ContextLost: "the agent offers neither session/resume nor session/load"},
-			"state-waiting", "Waiting for input", `title="the agent offers neither session/resume nor session/load">Context not restored: the agent does not remember earlier turns<`},
+			"state-waiting", "Waiting for input", ">Context not restored: the agent does not remember earlier turns<"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +86,9 @@ func TestSessionHeaderUsesTheRowIndicatorsAndCountsSubagents(t *testing.T) {
 			assert.Contains(t, icon, `class="state-icon `+tt.class+`"`)
 			assert.Contains(t, icon, `title="`+tt.label+`"`)
 			assert.Contains(t, markup, ">"+tt.label+"</span>", "the state is named in words")
+			if tt.session.ContextLost != "" {
+				assert.Contains(t, tagWithClass(t, markup, "context-lost"), `title="`+tt.session.ContextLost+`"`, "the reason is the chip's tooltip")
+			}
 			if tt.extra != "" {
 				assert.Contains(t, markup, tt.extra)
 			} else {
@@ -125,6 +129,9 @@ func TestAgentPickerNamesWhatAnAgentLacks(t *testing.T) {
 	assert.Regexp(t, regexpDisabled, claude, "an unavailable agent cannot be chosen")
 	assert.Contains(t, claude, `title="needs npx and node on PATH"`)
 	assert.Contains(t, markup, ">Claude Code (unavailable)<")
-	assert.Contains(t, markup, `title="Sign in: API Key: set CODEX_API_KEY or OPENAI_API_KEY; ChatGPT">Codex (needs authentication)<`)
+	codex := regexp.MustCompile(`<option[^>]*value="codex"[^>]*>([^<]*)<`).FindStringSubmatch(markup)
+	require.Len(t, codex, 2, "the Codex option")
+	assert.Equal(t, "Codex (needs authentication)", codex[1])
+	assert.Contains(t, codex[0], `title="Sign in: API Key: set CODEX_API_KEY or OPENAI_API_KEY; ChatGPT"`, "attributes come in any order")
 	assert.Contains(t, markup, ">Mock agent<")
 }
