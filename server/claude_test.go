@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,14 +34,7 @@ func startClaudeServer(t *testing.T, script anthropictest.Script, mode claudetes
 	endpoint, err := anthropictest.Start(script)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = endpoint.Close() })
-	p := claudetest.Profile(t, endpoint.URL, mode)
-	file := filepath.Join(t.TempDir(), "agents.json")
-	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
-		"id": claudeProfileID, "name": "Claude Code (scripted)", "provider": "claude",
-		"command": p.Command, "args": p.Args, "env": p.Env,
-	}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(file, agents, 0o600))
+	file := agentsFile(t, claudeProfileID, claudetest.Profile(t, endpoint.URL, mode))
 	srv := MustStart(t, func(c *server.Config, o *server.Options) {
 		c.AgentsFile = file
 		if mutate != nil {
@@ -271,13 +263,7 @@ func BenchmarkRealClaudeFirstChunkToWebSocket(b *testing.B) {
 	})
 	require.NoError(b, err)
 	defer endpoint.Close()
-	p := claudetest.Profile(b, endpoint.URL, claudetest.ModeAsk)
-	file := filepath.Join(b.TempDir(), "agents.json")
-	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
-		"id": claudeProfileID, "name": "Claude Code (scripted)", "provider": "claude", "command": p.Command, "args": p.Args, "env": p.Env,
-	}}})
-	require.NoError(b, err)
-	require.NoError(b, os.WriteFile(file, agents, 0o600))
+	file := agentsFile(b, claudeProfileID, claudetest.Profile(b, endpoint.URL, claudetest.ModeAsk))
 	srv := MustStart(b, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
 	c := MustDial(b, srv, nil).patient()
 	ws := c.call("workspace.create", map[string]any{"name": "W"})

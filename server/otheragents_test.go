@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,18 +19,26 @@ import (
 	"github.com/herd-dev/herd/server/agent/openaitest"
 )
 
+// agentsFile writes an agents file (--agents-file) whose one profile, id,
+// runs p, and returns its path.
+func agentsFile(tb testing.TB, id string, p agent.Profile) string {
+	tb.Helper()
+	file := filepath.Join(tb.TempDir(), "agents.json")
+	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
+		"id": id, "name": p.Name, "provider": p.Provider, "command": p.Command, "args": p.Args, "env": p.Env,
+	}}})
+	require.NoError(tb, err)
+	require.NoError(tb, os.WriteFile(file, agents, 0o600))
+	return file
+}
+
 // startWithProfile starts a server whose agents file adds p as the profile
 // id, opens a session of it on a new task and returns the session, as the
 // session list shows it, once it has reached state: WAITING_FOR_INPUT for
 // an agent ready for a prompt, FAILED for one that cannot start.
 func startWithProfile(t *testing.T, id string, p agent.Profile, state string) (c *wsClient, session map[string]any) {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "agents.json")
-	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
-		"id": id, "name": p.Name, "provider": p.Provider, "command": p.Command, "args": p.Args, "env": p.Env,
-	}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(file, agents, 0o600))
+	file := agentsFile(t, id, p)
 	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
 	c = MustDial(t, srv, nil).patient()
 	ws := c.call("workspace.create", map[string]any{"name": "W"})
@@ -44,46 +53,61 @@ func startWithProfile(t *testing.T, id string, p agent.Profile, state string) (c
 	return c, session
 }
 
-func TestRealCodexTurnStreamsThroughHerd(t *testing.T) {
-	codextest.Require(t)
-	endpoint, err := openaitest.Start(func(req *openaitest.Request) openaitest.Reply {
-		if !req.IsMain() {
-			return openaitest.Say("Scripted title")
-		}
-		return openaitest.Say("Codex ", "answers ", "through ", "herd.")
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = endpoint.Close() })
-	c, session := startWithProfile(t, "real-codex", codextest.Profile(t, endpoint.URL), "WAITING_FOR_INPUT")
-	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "x-1", "content": "Hello Codex"})
-	require.Equal(t, "end_turn", awaitSettled(t, c))
-	assert.Contains(t, transcript(t, c, session["id"]), "agent:Codex answers through herd.")
-	var asked bool
-	for _, r := range endpoint.Requests() {
-		asked = asked || r.LastUserText() == "Hello Codex"
+// One streamed turn of the real Codex and of the real Gemini CLI, each
+// against its scripted endpoint, through herd: the answer reaches the
+// transcript and the model was asked the prompt.
+func TestRealCodexAndGeminiTurnsStreamThroughHerd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// start runs the agent's endpoint answering parts, and returns the
+		// profile pointed at it and the user texts its requests carried.
+		start func(t *testing.T, parts ...string) (agent.Profile, func() []string)
+	}{
+		{"Codex", func(t *testing.T, parts ...string) (agent.Profile, func() []string) {
+			codextest.Require(t)
+			endpoint, err := openaitest.Start(func(req *openaitest.Request) openaitest.Reply {
+				if !req.IsMain() {
+					return openaitest.Say("Scripted title")
+				}
+				return openaitest.Say(parts...)
+			})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = endpoint.Close() })
+			return codextest.Profile(t, endpoint.URL), func() (asked []string) {
+				for _, r := range endpoint.Requests() {
+					asked = append(asked, r.LastUserText())
+				}
+				return asked
+			}
+		}},
+		{"Gemini", func(t *testing.T, parts ...string) (agent.Profile, func() []string) {
+			geminitest.Require(t)
+			endpoint, err := geminiapitest.Start(func(req *geminiapitest.Request) geminiapitest.Reply {
+				if !req.IsMain() {
+					return geminiapitest.Say("Scripted title")
+				}
+				return geminiapitest.Say(parts...)
+			})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = endpoint.Close() })
+			return geminitest.Profile(t, endpoint.URL), func() (asked []string) {
+				for _, r := range endpoint.Requests() {
+					asked = append(asked, r.LastUserText())
+				}
+				return asked
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, asked := tc.start(t, tc.name+" ", "answers ", "through ", "herd.")
+			c, session := startWithProfile(t, "real-"+strings.ToLower(tc.name), p, "WAITING_FOR_INPUT")
+			prompt := "Hello " + tc.name
+			c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "m-1", "content": prompt})
+			require.Equal(t, "end_turn", awaitSettled(t, c))
+			assert.Contains(t, transcript(t, c, session["id"]), "agent:"+tc.name+" answers through herd.")
+			assert.Contains(t, asked(), prompt, "the model was asked the prompt")
+		})
 	}
-	assert.True(t, asked, "the model was asked the prompt")
-}
-
-func TestRealGeminiTurnStreamsThroughHerd(t *testing.T) {
-	geminitest.Require(t)
-	endpoint, err := geminiapitest.Start(func(req *geminiapitest.Request) geminiapitest.Reply {
-		if !req.IsMain() {
-			return geminiapitest.Say("Scripted title")
-		}
-		return geminiapitest.Say("Gemini ", "answers ", "through ", "herd.")
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = endpoint.Close() })
-	c, session := startWithProfile(t, "real-gemini", geminitest.Profile(t, endpoint.URL), "WAITING_FOR_INPUT")
-	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "g-1", "content": "Hello Gemini"})
-	require.Equal(t, "end_turn", awaitSettled(t, c))
-	assert.Contains(t, transcript(t, c, session["id"]), "agent:Gemini answers through herd.")
-	var asked bool
-	for _, r := range endpoint.Requests() {
-		asked = asked || r.LastUserText() == "Hello Gemini"
-	}
-	assert.True(t, asked, "the model was asked the prompt")
 }
 
 // A Codex without credentials refuses the session; the session says how to

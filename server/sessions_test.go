@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -279,14 +278,9 @@ func TestTaskSummaryFollowsTheSessionWithoutASubscription(t *testing.T) {
 // Profiles from --agents-file are listed and start sessions; a bad file
 // stops the server from starting, naming the flag.
 func TestAgentsFileAddsProfiles(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "agents.json")
 	mock := mocktest.Profile()
-	mock.Env["HERD_MOCK_SLOW_START_MS"] = "1"
-	agents, err := json.Marshal(map[string]any{"agents": []map[string]any{{
-		"id": "echo", "name": "Echo", "provider": "mock", "command": mock.Command, "args": mock.Args, "env": mock.Env,
-	}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(file, agents, 0o600))
+	mock.Name, mock.Env["HERD_MOCK_SLOW_START_MS"] = "Echo", "1"
+	file := agentsFile(t, "echo", mock)
 	srv := MustStart(t, func(c *server.Config, _ *server.Options) { c.AgentsFile = file })
 	c := MustDial(t, srv, nil)
 	profiles := c.call("agent_profile.list", nil)["agent_profiles"].([]any)
@@ -309,7 +303,7 @@ func TestAgentsFileAddsProfiles(t *testing.T) {
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"agents":[{"id":"mock","name":"x","command":"x"}]}`), 0o600))
-	_, err = server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AgentsFile: bad}, server.Options{MockAgent: mocktest.Profile()})
+	_, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AgentsFile: bad}, server.Options{MockAgent: mocktest.Profile()})
 	require.ErrorContains(t, err, "--agents-file", "a bad agents file is refused before the server starts")
 }
 

@@ -3,7 +3,10 @@ package adaptertest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/herd-dev/herd/server/agent"
 )
@@ -45,4 +48,34 @@ func (h *Events) Of(kind agent.EventKind) []agent.Event {
 		}
 	}
 	return out
+}
+
+// Turn starts p in a scratch directory, sends prompt as one turn and
+// returns its stop reason and the text events it streamed; it fails the
+// test, with the agent's stderr, when the agent cannot start or the turn
+// fails. The execution is closed when the test ends.
+func Turn(tb testing.TB, p agent.Profile, prompt string) (agent.StopReason, []agent.Event) {
+	tb.Helper()
+	h := &Events{}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	exec, err := agent.Start(ctx, agent.Options{Profile: p, Cwd: tb.TempDir(), Handler: h, StartTimeout: time.Minute})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = exec.Close() })
+	stop, err := exec.Prompt(ctx, prompt)
+	if err != nil {
+		tb.Fatalf("prompt: %v; stderr: %s", err, exec.Stderr())
+	}
+	return stop, h.Of(agent.EventText)
+}
+
+// Joined is the text of events, in order.
+func Joined(events []agent.Event) string {
+	var b strings.Builder
+	for _, ev := range events {
+		b.WriteString(ev.Text)
+	}
+	return b.String()
 }

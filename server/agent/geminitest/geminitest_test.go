@@ -1,10 +1,7 @@
 package geminitest_test
 
 import (
-	"context"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/agent/adaptertest"
@@ -25,36 +22,16 @@ func TestGeminiStreamsAScriptedTurn(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 
-	h := &adaptertest.Events{}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	exec, err := agent.Start(ctx, agent.Options{
-		Profile: geminitest.Profile(t, srv.URL), Cwd: t.TempDir(), Handler: h, StartTimeout: time.Minute,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = exec.Close() })
-
 	const prompt = "Say hello from the scripted endpoint"
-	stop, err := exec.Prompt(ctx, prompt)
-	if err != nil {
-		t.Fatalf("prompt: %v; stderr: %s", err, exec.Stderr())
-	}
+	stop, texts := adaptertest.Turn(t, geminitest.Profile(t, srv.URL), prompt)
 	if stop != agent.StopEndTurn {
 		t.Errorf("stop reason = %q, want %q", stop, agent.StopEndTurn)
 	}
-
-	texts := h.Of(agent.EventText)
-	var got []string
-	for _, ev := range texts {
-		got = append(got, ev.Text)
-	}
-	if strings.Join(got, "") != reply.Text() {
-		t.Errorf("streamed text = %q, want %q", strings.Join(got, ""), reply.Text())
+	if got := adaptertest.Joined(texts); got != reply.Text() {
+		t.Errorf("streamed text = %q, want %q", got, reply.Text())
 	}
 	if len(texts) < 2 {
-		t.Errorf("the reply arrived in %d text event(s), want one per chunk: %q", len(texts), got)
+		t.Errorf("the reply arrived in %d text event(s), want one per chunk: %q", len(texts), adaptertest.Joined(texts))
 	}
 
 	var main *geminiapitest.Request
