@@ -95,14 +95,10 @@ func (a *profileAuth) observe(profileID string, err error) {
 		delete(a.required, profileID)
 		return
 	}
-	methods := make([]shared.AuthMethod, len(auth.Methods))
-	for i, m := range auth.Methods {
-		methods[i] = shared.AuthMethod{ID: m.ID, Name: m.Name, Description: m.Description, Vars: m.Vars}
-	}
 	if a.required == nil {
 		a.required = make(map[string][]shared.AuthMethod)
 	}
-	a.required[profileID] = methods
+	a.required[profileID] = auth.Methods
 }
 
 // methods returns the auth methods the profile's latest start asked for.

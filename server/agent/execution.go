@@ -15,6 +15,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/herd-dev/herd/shared"
 )
 
 // ErrTurnInProgress is returned by Prompt while another prompt of the same
@@ -95,7 +97,7 @@ type Execution struct {
 	// restore, authMethods and resumable are set by the handshake, before
 	// Start returns, and read-only afterwards.
 	restore     Restore
-	authMethods []AuthMethod
+	authMethods []shared.AuthMethod
 	resumable   bool
 
 	stopOnce sync.Once

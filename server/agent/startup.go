@@ -8,25 +8,14 @@ import (
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/herd-dev/herd/shared"
 )
 
 // codeAuthRequired is ACP's error code for a request the agent refuses
 // until it is authenticated (Codex: "Authentication required", Gemini
 // CLI: "Gemini API key is missing or not configured.").
 const codeAuthRequired = -32000
-
-// AuthMethod is one way to authenticate an agent, as its initialize result
-// lists it.
-type AuthMethod struct {
-	// ID is the agent's id of the method; Name and Description are its
-	// words for people (Description may be empty).
-	ID, Name, Description string
-	// Vars are the environment variables that authenticate this way, one
-	// of which is enough: the variables of an env_var method, or those the
-	// pinned adapter's own documentation names for it (see knownAuthVars).
-	// Empty when the agent signs in by itself (a browser or device login).
-	Vars []string
-}
 
 // knownAuthVars are the variables the pinned adapters read for their
 // auth methods that do not list them in initialize (both send the API key
@@ -40,23 +29,25 @@ var knownAuthVars = map[string][]string{
 	"gemini/gateway":        {"GOOGLE_GEMINI_BASE_URL"},
 }
 
-// authMethodsOf reads the auth methods of an initialize result.
-func authMethodsOf(provider string, methods []acp.AuthMethod) []AuthMethod {
-	out := make([]AuthMethod, 0, len(methods))
+// authMethodsOf reads the auth methods of an initialize result, with
+// the variables that satisfy each: those of an env_var method, or those
+// the pinned adapter's own documentation names (knownAuthVars).
+func authMethodsOf(provider string, methods []acp.AuthMethod) []shared.AuthMethod {
+	out := make([]shared.AuthMethod, 0, len(methods))
 	for _, m := range methods {
-		var a AuthMethod
+		var a shared.AuthMethod
 		switch {
 		case m.EnvVar != nil:
-			a = AuthMethod{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Description: optText(m.EnvVar.Description)}
+			a = shared.AuthMethod{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Description: deref(m.EnvVar.Description)}
 			for _, v := range m.EnvVar.Vars {
 				if !v.Optional {
 					a.Vars = append(a.Vars, v.Name)
 				}
 			}
 		case m.Terminal != nil:
-			a = AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: optText(m.Terminal.Description)}
+			a = shared.AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: deref(m.Terminal.Description)}
 		case m.Agent != nil:
-			a = AuthMethod{ID: m.Agent.Id, Name: m.Agent.Name, Description: optText(m.Agent.Description)}
+			a = shared.AuthMethod{ID: m.Agent.Id, Name: m.Agent.Name, Description: deref(m.Agent.Description)}
 		default:
 			continue
 		}
@@ -68,14 +59,6 @@ func authMethodsOf(provider string, methods []acp.AuthMethod) []AuthMethod {
 	return out
 }
 
-// optText returns an optional text, "" when absent.
-func optText(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // AuthRequiredError says an agent refused to open a session until it is
 // authenticated. Its message names the agent's own auth methods and the
 // environment variables that satisfy them.
@@ -85,7 +68,7 @@ type AuthRequiredError struct {
 	// Cause is the agent's refusal.
 	Cause *AgentError
 	// Methods are the agent's auth methods, in its order.
-	Methods []AuthMethod
+	Methods []shared.AuthMethod
 }
 
 // Error says what to do: set a variable in the profile's env, or sign in
