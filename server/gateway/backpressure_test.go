@@ -36,8 +36,11 @@ func heldBack(t *testing.T, c *conn, n int) {
 		outstanding, _ := c.out.answers()
 		return outstanding == n
 	}, 10*time.Second, time.Millisecond, "the reader never filled its %d slots", n)
+	// A write that passed the gate just before it closed may still free a
+	// slot, which the reader then fills again: the count may dip, never
+	// exceed n.
 	outstanding, _ := c.out.answers()
-	require.Equal(t, n, outstanding, "never more than %d", n)
+	require.LessOrEqual(t, outstanding, n, "never more than %d", n)
 }
 
 // flood is the frames of TestAFloodingClientIsSlowedDownNotClosed: pings,
