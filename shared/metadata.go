@@ -35,7 +35,39 @@ type MessageMetadata struct {
 	Answer string `json:"answer,omitempty"`
 	// Entries are the steps of the agent's plan, in order (plan).
 	Entries []PlanEntry `json:"entries,omitempty"`
+	// Turn marks a status message as the end of a turn that did not end
+	// normally (status); absent on every other message.
+	Turn *TurnMark `json:"turn,omitempty"`
 }
+
+// TurnMark says that a turn ended other than normally: herd stores it, on
+// a status message whose content says what happened in words for people,
+// after everything the turn stored, so that a transcript read at any time
+// shows the turn as cut short rather than complete. A turn has at most one
+// mark. A turn that ended with end_turn has none, nor has a turn whose
+// prompt never reached the agent, nor one that handed the session on to
+// the next prompt (the background prompt handoff experiment).
+type TurnMark struct {
+	// Outcome says how the turn ended: TurnCancelled, TurnFailed,
+	// TurnInterrupted, TurnMaxTokens, TurnMaxTurnRequests or TurnRefusal.
+	Outcome TurnOutcome `json:"outcome"`
+	// PromptMessageID is the id of the user message that started the turn
+	// (the turn_id of its session.turn.started). Retrying the turn sends
+	// that message's content as a new prompt.
+	PromptMessageID string `json:"prompt_message_id"`
+}
+
+// More turn outcomes, beside those of payloads.go.
+const (
+	// TurnInterrupted is a turn that herd itself stopped while it ran:
+	// herd shut down or crashed. Start-up recovery marks it; no
+	// session.turn.settled says it.
+	TurnInterrupted TurnOutcome = "interrupted"
+	// TurnMaxTurnRequests is a turn the agent ended because it reached its
+	// limit of model requests in one turn (ACP's max_turn_requests); both
+	// session.turn.settled and a turn mark carry it.
+	TurnMaxTurnRequests TurnOutcome = "max_turn_requests"
+)
 
 // PermissionOption is one choice of a permission request.
 type PermissionOption struct {
