@@ -192,7 +192,7 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		r.fail(ctx, err)
 		return
 	}
-	exec, co := r.execution(), r.coalescer()
+	exec, gone, co := r.running()
 	if exec == nil || co == nil {
 		r.fail(ctx, errors.New("the agent stopped before the prompt could be sent"))
 		return
@@ -214,6 +214,7 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		return
 	}
 	dispatched = r.m.tr.Dispatched(claim)
+	r.setPrompt(msg.ID)
 	msg.Status = shared.MessageComplete
 	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
 	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnStarted, shared.TurnStartedEvent{
@@ -230,25 +231,49 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		case <-ctx.Done():
 		}
 	}
+	if exec.Err() != nil {
+		// The agent has ended: everything it said is stored once its
+		// watch is done with it, and a turn's mark comes after that.
+		select {
+		case <-gone:
+		case <-ctx.Done():
+		}
+	}
 	outcome := settleOutcome(stop, promptErr)
 	switch {
 	case ctx.Err() != nil:
 		// Shutting down: the turn did not fail, it was interrupted, and
-		// start-up recovery settles the session.
+		// start-up recovery settles the session and marks the turn.
 		return
-	case errors.Is(exec.Err(), agent.ErrClosed):
-		// herd stopped the agent (the task was archived): whoever stopped
-		// it has set the session's state.
-		outcome = shared.TurnCancelled
+	case r.isStopping():
+		// herd stops the agent (the task was archived): whoever stops it
+		// has set the session's state. A prompt it cut off was cancelled,
+		// whether the agent answered it so before it went or not at all;
+		// one the agent had answered otherwise ended as it said.
+		if promptErr != nil || stop == agent.StopCancelled {
+			outcome = shared.TurnCancelled
+			r.markTurn(ctx, msg.ID, outcome, archivedNotice)
+		} else {
+			r.markSettled(ctx, msg.ID, stop, nil)
+		}
 	case promptErr != nil && exec.Err() != nil:
+		// The agent died under the turn. Its watch marked the turn,
+		// unless the agent was gone before the prompt reached it.
+		r.markTurn(ctx, msg.ID, shared.TurnFailed, diedNotice(exec.Err()))
 		r.fail(ctx, exec.Err())
 	case !r.m.tr.Current(claim):
 		// Handed off: the successor owns the foreground and settles the
-		// session; this late result changes nothing else.
+		// session; this late result changes nothing else, and the turn
+		// needs no mark.
+		r.takePrompt(msg.ID)
 	default:
 		if promptErr != nil {
 			r.recordError(ctx, promptErr)
 		}
+		// The mark is stored before the session settles, so that a crash
+		// in between leaves the session RUNNING, and recovery finds the
+		// mark stored under the id it would give its own.
+		r.markSettled(ctx, msg.ID, stop, promptErr)
 		// The turn's claim is given back first, so the settled state is
 		// derived from a foreground that no longer owns a prompt.
 		r.m.tr.Complete(claim)
@@ -316,6 +341,8 @@ func settleOutcome(stop agent.StopReason, err error) shared.TurnOutcome {
 		return shared.TurnCancelled
 	case stop == agent.StopMaxTokens:
 		return shared.TurnMaxTokens
+	case stop == agent.StopMaxTurnRequests:
+		return shared.TurnMaxTurnRequests
 	case stop == agent.StopRefusal:
 		return shared.TurnRefusal
 	default:

@@ -9,19 +9,20 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/herd-dev/herd/server/agent"
 	"github.com/herd-dev/herd/server/mockagent/mocktest"
 	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/server/store/storetest"
 	"github.com/herd-dev/herd/shared"
 )
 
 // TestMain makes this test binary the mock agent of the tests' profiles
-// (mocktest) and checks that no goroutine outlives them.
+// (mocktest), closes the shared PostgreSQL connection after the tests and
+// checks that no goroutine outlives them.
 func TestMain(m *testing.M) {
 	mocktest.RunIfChild()
-	goleak.VerifyTestMain(m)
+	os.Exit(storetest.Main(m))
 }
 
 // mustTask opens a SQLite store in a temporary directory and creates a

@@ -42,6 +42,24 @@
 // ContextLost and a status message in the transcript say so
 // (continuity.go).
 //
+// # Turn marks
+//
+// A turn that ends other than normally leaves a mark in its transcript
+// (turnmark.go): one status message carrying shared.TurnMark, the
+// outcome and the prompt that started the turn, stored after everything
+// the turn stored. The turn writes it when the agent ended the turn
+// itself (cancelled, an error, max_tokens, max_turn_requests, refusal) or
+// herd stopped the agent for an archived task; the watch of an agent that
+// died under a turn writes it before the session fails; start-up
+// recovery writes it, as interrupted, for the turn of a session it finds
+// RUNNING whose prompt was sent. Every writer names the mark after the
+// prompt, so a turn has one mark whoever writes it and however often a
+// crash makes recovery repeat. A turn that ended with end_turn, one that
+// never sent its prompt and one that handed the foreground on get none.
+// A mark is stored before the session settles, so a crash in between
+// leaves the session RUNNING with its mark stored; a mark that cannot be
+// stored is logged and the turn settles without it.
+//
 // # Streams
 //
 // Agent events reach the run (agent.Handler) in wire order. Text and

@@ -63,8 +63,13 @@ type sessionRig struct {
 
 func newSessionRig(t *testing.T, db string) *sessionRig {
 	t.Helper()
+	return newRigOn(t, outages[db](t))
+}
+
+// newRigOn is newSessionRig over o's database.
+func newRigOn(t *testing.T, o outage) *sessionRig {
+	t.Helper()
 	ctx := context.Background()
-	o := outages[db](t)
 	ws, err := o.st.CreateWorkspace(ctx, "w")
 	require.NoError(t, err)
 	task, err := o.st.CreateTask(ctx, shared.TaskCreateRequest{WorkspaceID: ws.ID, Title: "t"})

@@ -8,14 +8,18 @@ import (
 )
 
 // recover repairs what a previous process left behind: no session keeps
-// an activity (no execution survived to vouch for it), sessions it left
-// RUNNING wait for input again, sessions it left starting have failed,
-// streaming messages end failed with the text they had (their stream was
-// cut off), requests no
-// agent waits on are cancelled, and prompts it claimed but did not send
-// go back to their queue. Every repaired state is published; then the
+// an activity (no execution survived to vouch for it), streaming messages
+// end failed with the text they had (their stream was cut off), requests
+// no agent waits on are cancelled, sessions it left RUNNING wait for input
+// again with their turn marked interrupted (markInterrupted), sessions it
+// left starting have failed, and prompts it claimed but did not send go
+// back to their queue. Every repaired state is published; then the
 // recovered sessions' queues are dispatched, so a prompt whose dispatch
 // the crash interrupted runs exactly once.
+//
+// The claims are released last: until a RUNNING session has settled, its
+// latest turn's unsent claim says that turn needs no mark, also to a
+// start after a crash during recovery.
 func (m *Manager) recover(ctx context.Context) error {
 	st := m.cfg.Store
 	reset, err := st.ResetActivity(ctx)
@@ -25,9 +29,6 @@ func (m *Manager) recover(ctx context.Context) error {
 	for _, s := range reset {
 		m.pub.PublishSession(s.ID, shared.NotifySessionStateChanged, shared.SessionStateEventOf(s), false)
 		m.mark(s.TaskID)
-	}
-	if _, err := st.ReleaseClaims(ctx); err != nil {
-		return err
 	}
 	ids, err := st.StreamingMessageIDs(ctx)
 	if err != nil {
@@ -56,6 +57,9 @@ func (m *Manager) recover(ctx context.Context) error {
 			return err
 		}
 		if s.State == shared.SessionRunning {
+			if err := r.markInterrupted(ctx); err != nil {
+				return fmt.Errorf("mark the interrupted turn of session %s: %w", s.ID, err)
+			}
 			if _, err := r.transition(ctx, evRecoverTurn, "", false); err != nil {
 				return err
 			}
@@ -65,6 +69,9 @@ func (m *Manager) recover(ctx context.Context) error {
 		if _, err := r.transition(ctx, evRecoverStart, "herd restarted before the agent was ready; start a new session", false); err != nil {
 			return err
 		}
+	}
+	if _, err := st.ReleaseClaims(ctx); err != nil {
+		return err
 	}
 	if len(stale) > 0 {
 		m.log.Info("recovered sessions", "count", len(stale))

@@ -18,7 +18,7 @@ import (
 // recorder is a Publisher that keeps what was published.
 type recorder struct {
 	mu     sync.Mutex
-	events []string // "session-id action state-or-outcome"
+	events []string // "session-id action state-outcome-or-message-id"
 }
 
 func (r *recorder) PublishSession(sessionID, action string, payload any, _ bool) {
@@ -30,6 +30,8 @@ func (r *recorder) PublishSession(sessionID, action string, payload any, _ bool)
 		detail = string(ev.State)
 	case shared.TurnSettledEvent:
 		detail = string(ev.Outcome)
+	case shared.Message:
+		detail = ev.ID
 	}
 	r.events = append(r.events, sessionID+" "+action+" "+detail)
 }

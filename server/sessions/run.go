@@ -41,6 +41,10 @@ type run struct {
 	// agentMessage is the agent's id (ACP messageId) of the newest text
 	// or reasoning chunk that carried one.
 	agentMessage string
+	// prompt is the id of the sent prompt whose turn holds the
+	// foreground, until the turn ends or its mark is written (see
+	// takePrompt); a handed-off turn's successor replaces it.
+	prompt string
 }
 
 // waiter is an agent request waiting for the person's answer.
@@ -245,6 +249,12 @@ func (r *run) watch(exec *agent.Execution, texec tracker.Exec, co *coalescer.Coa
 	case idle:
 		r.noteIdleExit(exec.Err())
 	case crashed:
+		if exec.PromptOpen() {
+			// The agent died under a turn: the turn's mark follows
+			// everything stored above, and comes before the failure, so
+			// no crash of herd in between loses it.
+			r.markTurn(r.m.ctx, r.heldPrompt(), shared.TurnFailed, diedNotice(exec.Err()))
+		}
 		r.fail(r.m.ctx, exec.Err())
 	}
 }
@@ -253,13 +263,9 @@ func (r *run) watch(exec *agent.Execution, texec tracker.Exec, co *coalescer.Coa
 // and that the next prompt continues its session.
 func (r *run) noteIdleExit(err error) {
 	r.m.log.Info("agent exited while idle", "session", r.id, "err", err)
-	why := err.Error()
-	if len(why) > shared.MaxErrorPreviewBytes {
-		why = strings.ToValidUTF8(why[:shared.MaxErrorPreviewBytes], "") + "…"
-	}
 	msg, err := r.appendMessage(r.m.ctx, "store agent exit notice", store.NewMessage{
 		SessionID: r.id, Type: shared.MessageStatus, Status: shared.MessageComplete,
-		Content: storable("The agent stopped while waiting for a prompt (" + why + "). The next prompt starts it again and continues its session."),
+		Content: storable("The agent stopped while waiting for a prompt (" + reason(err.Error()) + "). The next prompt starts it again and continues its session."),
 	})
 	if err != nil {
 		return
@@ -289,6 +295,14 @@ func (r *run) stop() {
 	}
 }
 
+// isStopping reports whether herd is tearing the session's execution
+// down (see stop).
+func (r *run) isStopping() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopping
+}
+
 // coalescer returns the running execution's coalescer, or nil.
 func (r *run) coalescer() *coalescer.Coalescer {
 	r.mu.Lock()
@@ -302,6 +316,14 @@ func (r *run) stream() (*coalescer.Coalescer, tracker.Exec) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.co, r.texec
+}
+
+// running returns the running execution (nil when none), the channel
+// closed once its watch has finished with it, and its coalescer.
+func (r *run) running() (*agent.Execution, <-chan struct{}, *coalescer.Coalescer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.exec, r.execGone, r.co
 }
 
 // execution returns the running execution, or nil.
