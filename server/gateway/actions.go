@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -138,11 +137,12 @@ func (g *Gateway) taskCreate(ctx context.Context, _ *conn, req shared.TaskCreate
 	if _, err := boundedText("description", req.Description, maxDescriptionBytes, false); err != nil {
 		return nil, err
 	}
-	if err := validateRepositories(req.Repositories); err != nil {
-		return nil, err
-	}
 	if req.Prompt != "" {
 		return nil, shared.Errorf(shared.CodeUnavailable, "starting a session from task.create is not available in this server version; create the task without a prompt")
+	}
+	// Last, as the only check that runs git.
+	if err := resolveRepositories(ctx, req.Repositories); err != nil {
+		return nil, err
 	}
 	task, err := g.cfg.Tasks.CreateTask(ctx, req)
 	if err != nil {
@@ -285,18 +285,6 @@ func boundedText(field, s string, maxBytes int, required bool) (string, error) {
 		return "", shared.Errorf(shared.CodeBadRequest, "%s is not valid UTF-8", field)
 	}
 	return s, nil
-}
-
-func validateRepositories(repos []shared.RepositoryInput) error {
-	if len(repos) > maxRepositories {
-		return shared.Errorf(shared.CodeBadRequest, "a task may have at most %d repositories", maxRepositories)
-	}
-	for i, r := range repos {
-		if !filepath.IsAbs(r.Path) {
-			return shared.Errorf(shared.CodeBadRequest, "repositories[%d].path must be an absolute path, got %q", i, r.Path)
-		}
-	}
-	return nil
 }
 
 func containsWorkspace(ws []shared.Workspace, id string) bool {
