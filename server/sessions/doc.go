@@ -56,9 +56,10 @@
 // prompt, so a turn has one mark whoever writes it and however often a
 // crash makes recovery repeat. A turn that ended with end_turn, one that
 // never sent its prompt and one that handed the foreground on get none.
-// A mark is stored before the session settles, so a crash in between
-// leaves the session RUNNING with its mark stored; a mark that cannot be
-// stored is logged and the turn settles without it.
+// When the turn's end settles or fails the session, the mark is stored
+// first, so a crash in between leaves the session RUNNING with the mark
+// stored, which recovery keeps; a mark that cannot be stored is logged
+// and the turn settles without it.
 //
 // # Streams
 //
