@@ -97,7 +97,7 @@ func joinLines(lines *text.Segments, src []byte) string {
 }
 
 // plainText returns the text of n and everything below it, without markup,
-// a line ending after each block. It follows the tree's links instead of
+// a line ending between blocks. It follows the tree's links instead of
 // recursing, so a subtree of any depth costs no stack.
 func (b *builder) plainText(n ast.Node) string {
 	var s strings.Builder
@@ -109,7 +109,7 @@ func (b *builder) plainText(n ast.Node) string {
 		}
 		// Leave c, and every ancestor whose last child was just left.
 		for {
-			if c.Type() == ast.TypeBlock {
+			if c.Type() == ast.TypeBlock && s.Len() > 0 && !strings.HasSuffix(s.String(), "\n") {
 				s.WriteByte('\n')
 			}
 			if c == n {
