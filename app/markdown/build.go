@@ -181,7 +181,11 @@ func (b *builder) link(r *run, n ast.Node, dest []byte, d int) {
 		b.children(r, n, d)
 		return
 	}
-	r.add(app.A().Href("%s", href).Target("_blank").Rel(linkRel).Body(b.blocks(n, d)...))
+	label := b.blocks(n, d)
+	if len(label) == 0 { // an empty link would be invisible
+		label = []app.UI{app.Text(href)}
+	}
+	r.add(app.A().Href("%s", href).Target("_blank").Rel(linkRel).Body(label...))
 }
 
 // image renders an image as a link to it, labelled with its alternative

@@ -20,8 +20,9 @@
 //   - Tables inside div.md-table, with each column's alignment.
 //   - Links, autolinks and reference links, to absolute http, https and
 //     mailto URLs only, opening in a new tab (target=_blank, rel="noopener
-//     noreferrer nofollow"); link titles are dropped. A link to anything
-//     else, relative URLs included, shows as its text.
+//     noreferrer nofollow"); link titles are dropped, and a link without
+//     text shows its URL. A link to anything else, relative URLs included,
+//     shows as its text.
 //   - Images as a link (a.md-image) to the image labelled with its
 //     alternative text: a message never makes the browser load anything.
 //   - Raw HTML, inline or as a block (p.md-raw), shown as the literal text

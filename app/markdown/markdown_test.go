@@ -80,6 +80,8 @@ func TestRenderConstructs(t *testing.T) {
 			`<p><a href="https://example.com/a?b=c#d"` + ln + `>herd</a></p>`},
 		{"link with markup inside", "[*x*](http://example.com)",
 			`<p><a href="http://example.com"` + ln + `><em>x</em></a></p>`},
+		{"link without text is labelled with its URL", "[](https://example.com)",
+			`<p><a href="https://example.com"` + ln + `>https://example.com</a></p>`},
 		{"link title is dropped", `[x](http://example.com "the title")`,
 			`<p><a href="http://example.com"` + ln + `>x</a></p>`},
 		{"link destination is percent-encoded", "[x](<http://example.com/a b>)",
