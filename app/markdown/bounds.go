@@ -65,3 +65,54 @@ func (t tableBound) Transform(node *ast.Paragraph, reader text.Reader, pc parser
 	}
 	t.ParagraphTransformer.Transform(node, reader, pc)
 }
+
+// maxInlineBytes is the largest block (paragraph, heading, table cell)
+// whose links and emphasis are parsed. goldmark's link and delimiter
+// parsing takes time that grows as the square of a block's length on some
+// inputs (unclosed links, mismatched emphasis: seconds for one 64 KiB
+// paragraph), so beyond this their characters are plain text, and the
+// cost of a whole source is bounded by its length times this.
+const maxInlineBytes = 4 << 10
+
+// inlineBound runs before every parser of links, images and emphasis
+// (strikethrough included) and, in a block longer than maxInlineBytes,
+// takes their trigger character as plain text so that they never see it.
+type inlineBound struct{}
+
+// blockSize caches whether the block being parsed is over maxInlineBytes.
+var blockSize = parser.NewContextKey()
+
+type sized struct {
+	block ast.Node
+	over  bool
+}
+
+// Trigger implements parser.InlineParser.
+func (inlineBound) Trigger() []byte { return []byte{'[', ']', '!', '*', '_', '~'} }
+
+// Parse implements parser.InlineParser.
+func (inlineBound) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	if !overInlineBound(parent, pc) {
+		return nil
+	}
+	_, seg := block.Position()
+	block.Advance(1)
+	return ast.NewTextSegment(text.NewSegment(seg.Start, seg.Start+1))
+}
+
+func overInlineBound(parent ast.Node, pc parser.Context) bool {
+	if s, ok := pc.Get(blockSize).(sized); ok && s.block == parent {
+		return s.over
+	}
+	n := 0
+	if parent.Type() == ast.TypeBlock {
+		lines := parent.Lines()
+		for i := range lines.Len() {
+			seg := lines.At(i)
+			n += seg.Len()
+		}
+	}
+	over := n > maxInlineBytes
+	pc.Set(blockSize, sized{parent, over})
+	return over
+}

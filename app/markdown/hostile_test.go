@@ -203,8 +203,9 @@ func TestDeepNestingIsFlattenedToText(t *testing.T) {
 		{"10,000 nested lists", strings.Repeat("- ", 10000) + "deep", "<ul>"},
 		{"10,000 nested ordered lists", strings.Repeat("1. ", 10000) + "deep", "<ol>"},
 		{"quotes and lists alternating", strings.Repeat("> - ", 5000) + "deep", "<blockquote>"},
-		{"10,000 nested emphases", strings.Repeat("*a **", 5000) + "deep" + strings.Repeat("** b*", 5000), "<em>"},
-		{"10,000 emphasis delimiters", strings.Repeat("*", 5000) + "deep" + strings.Repeat("*", 5000), "<strong>"},
+		// Inline nesting within one block of at most maxInlineBytes.
+		{"800 nested emphases", strings.Repeat("*a **", 400) + "deep" + strings.Repeat("** b*", 400), "<em>"},
+		{"4,000 emphasis delimiters", strings.Repeat("*", 2000) + "deep" + strings.Repeat("*", 2000), "<strong>"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -266,12 +267,13 @@ func TestInvalidUTF8IsReplaced(t *testing.T) {
 }
 
 func TestLongSourceIsCutWithANote(t *testing.T) {
-	line := "A line of an agent's long message, with *emphasis* and `code`.\n"
+	line := "A paragraph of an agent's long message, with *emphasis* and `code`.\n\n"
 	md := strings.Repeat(line, (1<<20)/len(line)+1) // just over 1 MB
 	got := compact(t, md)
 	left := len(md) - DefaultMaxBytes
 	assert.True(t, strings.HasSuffix(got, fmt.Sprintf(`<p class="markdown-truncated">… %d more bytes not shown</p>`, left)), got[len(got)-200:])
-	assert.Equal(t, DefaultMaxBytes/len(line), strings.Count(got, "<em>emphasis</em>"))
+	assert.Equal(t, strings.Count(md[:DefaultMaxBytes], "*emphasis*"), strings.Count(got, "<em>emphasis</em>"),
+		"everything up to the bound is rendered")
 }
 
 func TestMaxBytes(t *testing.T) {
@@ -293,6 +295,32 @@ func TestMaxBytes(t *testing.T) {
 			assert.Equal(t, c.want, compact(t, c.md, MaxBytes(c.max)))
 		})
 	}
+}
+
+func TestLongBlockShowsLinksAndEmphasisAsText(t *testing.T) {
+	// goldmark's link and emphasis parsing is quadratic in a block's
+	// length on inputs like these; past maxInlineBytes a block is text.
+	filler := strings.Repeat("x", maxInlineBytes)
+	for _, md := range []string{
+		"[a](b) *c* ~~d~~ " + filler,
+		"# [a](b) *c* ~~d~~ " + filler,
+		"| h |\n|---|\n| [a](b) *c* ~~d~~ " + filler + " |",
+	} {
+		got := compact(t, md)
+		assert.Contains(t, got, "[a](b) *c* ~~d~~ xxx", md[:10])
+	}
+	// Bare URLs, autolinks and code spans cost linear time and stay.
+	got := compact(t, "https://example.com <https://example.org> `code` "+filler)
+	assert.Contains(t, got, `<a href="https://example.com"`)
+	assert.Contains(t, got, `<a href="https://example.org"`)
+	assert.Contains(t, got, "<code>code</code>")
+}
+
+func TestBlockWithinTheInlineBoundKeepsItsMarkup(t *testing.T) {
+	md := "[a](https://example.com) *b* ~~c~~ "
+	md += strings.Repeat("x", maxInlineBytes-len(md))
+	got := compact(t, md)
+	assert.True(t, strings.HasPrefix(got, `<p><a href="https://example.com"`+ln+`>a</a> <em>b</em> <del>c</del> xxx`), got[:100])
 }
 
 func TestHugeTableStaysAParagraph(t *testing.T) {

@@ -90,6 +90,7 @@ var newParser = sync.OnceValue(func() parser.Parser {
 			util.Prioritized(parser.NewParagraphParser(), 1000),
 		),
 		parser.WithInlineParsers(append(parser.DefaultInlineParsers(),
+			util.Prioritized(inlineBound{}, -1), // before all of them
 			// The priorities goldmark's own GFM extenders use.
 			util.Prioritized(extension.NewTaskCheckBoxParser(), 0),
 			util.Prioritized(extension.NewStrikethroughParser(), 500),
