@@ -18,10 +18,16 @@ const linkRel = "noopener noreferrer nofollow"
 
 // A builder turns one parsed document into go-app elements. Every string
 // that reaches the page from the source does so as a text node, except
-// three attribute values: URLs that passed safeURL, language names that
+// three attribute values: URLs that passed safeURL (through href), language names that
 // passed languageToken, and fixed strings.
 type builder struct {
 	src []byte
+	// hrefBudget is how many bytes of URLs the links may still carry. A
+	// reference definition can be used any number of times, so without it
+	// a long URL defined once and used on every line would make markup
+	// that grows as the square of the source; past the budget a link is
+	// its text.
+	hrefBudget int
 	// unescaper, out and w resolve backslash escapes and entity references
 	// in text the way goldmark's own HTML renderer does (see text).
 	unescaper gmhtml.Writer
@@ -30,7 +36,7 @@ type builder struct {
 }
 
 func newBuilder(src []byte) *builder {
-	b := &builder{src: src, unescaper: gmhtml.NewWriter()}
+	b := &builder{src: src, hrefBudget: 4*len(src) + 1024, unescaper: gmhtml.NewWriter()}
 	b.w = bufio.NewWriter(&b.out)
 	return b
 }
@@ -173,10 +179,24 @@ func heading(l int, body []app.UI) app.UI {
 	}
 }
 
+// href returns dest as a link's href if safeURL accepts it and it fits
+// in what is left of hrefBudget.
+func (b *builder) href(dest []byte) (string, bool) {
+	if len(dest) > b.hrefBudget {
+		return "", false
+	}
+	href, ok := safeURL(string(dest))
+	if !ok || len(href) > b.hrefBudget {
+		return "", false
+	}
+	b.hrefBudget -= len(href)
+	return href, true
+}
+
 // link renders a link to dest (URL-escaped), or, when dest is not safe,
 // its text alone.
 func (b *builder) link(r *run, n ast.Node, dest []byte, d int) {
-	href, ok := safeURL(string(dest))
+	href, ok := b.href(dest)
 	if !ok {
 		b.children(r, n, d)
 		return
@@ -191,7 +211,7 @@ func (b *builder) link(r *run, n ast.Node, dest []byte, d int) {
 // image renders an image as a link to it, labelled with its alternative
 // text (or its URL when that is empty): a message loads nothing remote.
 func (b *builder) image(r *run, n *ast.Image, d int) {
-	href, ok := safeURL(string(util.URLEscape(n.Destination, true)))
+	href, ok := b.href(util.URLEscape(n.Destination, true))
 	if !ok {
 		b.children(r, n, d)
 		return
@@ -211,7 +231,7 @@ func (b *builder) autoLink(r *run, n *ast.AutoLink) {
 		dest = append([]byte("mailto:"), dest...)
 	}
 	label := string(n.Label(b.src))
-	href, ok := safeURL(string(util.URLEscape(dest, false)))
+	href, ok := b.href(util.URLEscape(dest, false))
 	if !ok {
 		r.addText(label)
 		return

@@ -59,6 +59,10 @@
 //   - A table of more than 8192 cells (maxTableCells) stays a paragraph:
 //     goldmark pads every row to the header's width, which could otherwise
 //     turn a few kilobytes into millions of cells.
+//   - Links carry in all at most four bytes of URL per byte of source (plus
+//     1 KiB); past that they show as their text. A reference definition can
+//     be used any number of times, so its URL could otherwise be repeated
+//     into markup that grows as the square of the source.
 //   - In a block (paragraph, heading, table cell) longer than 4 KiB
 //     (maxInlineBytes), links, images, emphasis and strikethrough are left
 //     as the text they were written as; bare URLs, autolinks and code spans

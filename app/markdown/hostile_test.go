@@ -228,7 +228,7 @@ func TestParserOpensNoContainerBeyondTheBound(t *testing.T) {
 		strings.Repeat("- ", 10000) + "x",
 		strings.Repeat("> 1. ", 5000) + "x\n" + strings.Repeat("lazy\n", 100),
 	} {
-		doc := newParser().Parse(text.NewReader([]byte(md)))
+		doc := sharedParser().Parse(text.NewReader([]byte(md)))
 		deepest := 0
 		for n := ast.Node(doc); n != nil; n = next(n) {
 			deepest = max(deepest, depth(n, 1<<30))
@@ -321,6 +321,16 @@ func TestBlockWithinTheInlineBoundKeepsItsMarkup(t *testing.T) {
 	md += strings.Repeat("x", maxInlineBytes-len(md))
 	got := compact(t, md)
 	assert.True(t, strings.HasPrefix(got, `<p><a href="https://example.com"`+ln+`>a</a> <em>b</em> <del>c</del> xxx`), got[:100])
+}
+
+func TestReferenceUsedOnEveryLineDoesNotMultiplyItsURL(t *testing.T) {
+	// An 8 KB URL defined once and used 2,000 times: 16 MB of hrefs if
+	// every use carried it, from 18 KB of source.
+	md := "[x]: https://example.com/" + strings.Repeat("a", 8<<10) + "\n" + strings.Repeat("[x]\n\n", 2000)
+	markup := serverHTML(Render(md))
+	assert.Less(t, len(markup), 8*len(md), "markup stays linear in the source")
+	assert.Positive(t, strings.Count(markup, "<a "), "the first uses are links")
+	assert.Equal(t, 2000, strings.Count(compact(t, md), ">x</"), "every use shows its text")
 }
 
 func TestHugeTableStaysAParagraph(t *testing.T) {

@@ -47,7 +47,7 @@ func Render(src string, opts ...Option) app.UI {
 	src = strings.ToValidUTF8(src, "\uFFFD")
 	shown, left := cut(src, c.maxBytes)
 	source := []byte(shown)
-	doc := newParser().Parse(text.NewReader(source))
+	doc := sharedParser().Parse(text.NewReader(source))
 
 	b := newBuilder(source)
 	body := b.blocks(doc, 0)
@@ -71,11 +71,11 @@ func cut(s string, max int) (string, int) {
 	return s[:i], len(s) - i
 }
 
-// newParser returns the one parser every Render shares (a goldmark parser
+// sharedParser returns the one parser every Render shares (a goldmark parser
 // keeps no state between documents): CommonMark with GFM tables,
 // strikethrough, task list items and autolinks, and with nesting and table
 // size bounded (bounds.go).
-var newParser = sync.OnceValue(func() parser.Parser {
+var sharedParser = sync.OnceValue(func() parser.Parser {
 	return parser.NewParser(
 		parser.WithBlockParsers(
 			util.Prioritized(parser.NewSetextHeadingParser(), 100),
