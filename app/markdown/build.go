@@ -28,6 +28,9 @@ type builder struct {
 	// that grows as the square of the source; past the budget a link is
 	// its text.
 	hrefBudget int
+	// inLink is set while a link's label is built: links inside it (an
+	// image, a bare URL) are their text.
+	inLink bool
 	// unescaper, out and w resolve backslash escapes and entity references
 	// in text the way goldmark's own HTML renderer does (see text).
 	unescaper gmhtml.Writer
@@ -112,9 +115,10 @@ func (b *builder) node(r *run, n ast.Node, d int) {
 	case *east.Strikethrough:
 		r.add(app.Del().Body(b.blocks(n, d)...))
 	case *ast.Link:
-		b.link(r, n, util.URLEscape(n.Destination, true), d)
+		b.link(r, n, "", util.URLEscape(n.Destination, true), d)
 	case *ast.Image:
-		b.image(r, n, d)
+		// A link to the image: a message makes the browser load nothing.
+		b.link(r, n, "md-image", util.URLEscape(n.Destination, true), d)
 	case *ast.AutoLink:
 		b.autoLink(r, n)
 	case *east.TaskCheckBox:
@@ -193,34 +197,30 @@ func (b *builder) href(dest []byte) (string, bool) {
 	return href, true
 }
 
-// link renders a link to dest (URL-escaped), or, when dest is not safe,
-// its text alone.
-func (b *builder) link(r *run, n ast.Node, dest []byte, d int) {
-	href, ok := b.href(dest)
+// link renders n, a link or an image, as a link to dest (URL-escaped)
+// labelled with n's content, or with its URL when that is empty. When dest
+// is not safe, or n is inside another link (an anchor cannot hold one, as
+// in a badge image that links somewhere), it renders n's content alone.
+func (b *builder) link(r *run, n ast.Node, class string, dest []byte, d int) {
+	href, ok := "", !b.inLink
+	if ok {
+		href, ok = b.href(dest)
+	}
 	if !ok {
 		b.children(r, n, d)
 		return
 	}
+	b.inLink = true
 	label := b.blocks(n, d)
+	b.inLink = false
 	if len(label) == 0 { // an empty link would be invisible
 		label = []app.UI{app.Text(href)}
 	}
-	r.add(app.A().Href("%s", href).Target("_blank").Rel(linkRel).Body(label...))
-}
-
-// image renders an image as a link to it, labelled with its alternative
-// text (or its URL when that is empty): a message loads nothing remote.
-func (b *builder) image(r *run, n *ast.Image, d int) {
-	href, ok := b.href(util.URLEscape(n.Destination, true))
-	if !ok {
-		b.children(r, n, d)
-		return
+	a := app.A().Href("%s", href).Target("_blank").Rel(linkRel)
+	if class != "" {
+		a = a.Class(class)
 	}
-	label := b.blocks(n, d)
-	if len(label) == 0 {
-		label = []app.UI{app.Text(href)}
-	}
-	r.add(app.A().Class("md-image").Href("%s", href).Target("_blank").Rel(linkRel).Body(label...))
+	r.add(a.Body(label...))
 }
 
 // autoLink renders <https://…>, <a@b.example> and GFM's bare URLs and
@@ -231,7 +231,10 @@ func (b *builder) autoLink(r *run, n *ast.AutoLink) {
 		dest = append([]byte("mailto:"), dest...)
 	}
 	label := string(n.Label(b.src))
-	href, ok := b.href(util.URLEscape(dest, false))
+	href, ok := "", !b.inLink
+	if ok {
+		href, ok = b.href(util.URLEscape(dest, false))
+	}
 	if !ok {
 		r.addText(label)
 		return

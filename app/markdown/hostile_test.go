@@ -139,7 +139,7 @@ func TestLinkWithAttributeBreakingURLInjectsNoAttribute(t *testing.T) {
 			link.AppendChild(link, ast.NewString([]byte("label")))
 			b := newBuilder(nil)
 			var r run
-			b.link(&r, link, []byte(dest), 1)
+			b.link(&r, link, "", []byte(dest), 1)
 			markup := serverHTML(app.Div().Class("markdown").Body(r.done()...))
 
 			checkSafe(t, markup)

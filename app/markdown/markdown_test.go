@@ -106,6 +106,12 @@ func TestRenderConstructs(t *testing.T) {
 		{"image without alt text is labelled with its URL", "![](https://example.com/d.png)",
 			`<p><a class="md-image" href="https://example.com/d.png"` + ln + `>https://example.com/d.png</a></p>`},
 
+		{"image inside a link is its alt text", "[![CI](https://example.com/badge.svg)](https://ci.example.com)",
+			`<p><a href="https://ci.example.com"` + ln + `>CI</a></p>`},
+		{"bare URL inside a link is text", "[see www.example.com](https://example.org)",
+			`<p><a href="https://example.org"` + ln + `>see www.example.com</a></p>`},
+		{"autolink inside a link is text", "[see <https://example.com>](https://example.org)",
+			`<p><a href="https://example.org"` + ln + `>see https://example.com</a></p>`},
 		{"inline HTML is text", "a <b>bold</b> c", "<p>a &lt;b&gt;bold&lt;/b&gt; c</p>"},
 		{"HTML block is text", "<div>\n<p>x</p>\n</div>", `<p class="md-raw">&lt;div&gt;` + "\n" + `&lt;p&gt;x&lt;/p&gt;` + "\n" + `&lt;/div&gt;</p>`},
 		{"HTML comment is text", "<!-- c -->", `<p class="md-raw">&lt;!-- c --&gt;</p>`},
