@@ -17,9 +17,10 @@ import (
 const linkRel = "noopener noreferrer nofollow"
 
 // A builder turns one parsed document into go-app elements. Every string
-// that reaches the page from the source does so as a text node, except
-// three attribute values: URLs that passed safeURL (through href), language names that
-// passed languageToken, and fixed strings.
+// that reaches the page from the source does so as a text node, except in
+// attribute values of two kinds: URLs that passed safeURL (through href)
+// and language names that passed languageToken; all other attribute values
+// are fixed strings.
 type builder struct {
 	src []byte
 	// hrefBudget is how many bytes of URLs the links may still carry. A
@@ -29,7 +30,7 @@ type builder struct {
 	// its text.
 	hrefBudget int
 	// inLink is set while a link's label is built: links inside it (an
-	// image, a bare URL) are their text.
+	// image, an autolink) are their text.
 	inLink bool
 	// unescaper, out and w resolve backslash escapes and entity references
 	// in text the way goldmark's own HTML renderer does (see text).

@@ -25,6 +25,8 @@
 //     shows as its text.
 //   - Images as a link (a.md-image) to the image labelled with its
 //     alternative text: a message never makes the browser load anything.
+//     Inside a link's text, where an anchor cannot hold another, images
+//     and autolinks are their text.
 //   - Raw HTML, inline or as a block (p.md-raw), shown as the literal text
 //     it was written as.
 //

@@ -108,8 +108,6 @@ func TestRenderConstructs(t *testing.T) {
 
 		{"image inside a link is its alt text", "[![CI](https://example.com/badge.svg)](https://ci.example.com)",
 			`<p><a href="https://ci.example.com"` + ln + `>CI</a></p>`},
-		{"bare URL inside a link is text", "[see www.example.com](https://example.org)",
-			`<p><a href="https://example.org"` + ln + `>see www.example.com</a></p>`},
 		{"autolink inside a link is text", "[see <https://example.com>](https://example.org)",
 			`<p><a href="https://example.org"` + ln + `>see https://example.com</a></p>`},
 		{"inline HTML is text", "a <b>bold</b> c", "<p>a &lt;b&gt;bold&lt;/b&gt; c</p>"},
