@@ -59,12 +59,13 @@ type TaskStatusSummary struct {
 	QueuedPromptCount int                 `json:"queued_prompt_count"`
 	// Preview is one line saying what the primary session is doing: the
 	// title of its open permission request, else its open clarification
-	// question, else the first line of its newest complete agent message,
-	// else "You: " and the first line of its newest sent prompt. It is one
-	// line of valid UTF-8 without control characters, white space
-	// collapsed, at most MaxPreviewBytes bytes (a longer line is cut on a
-	// character boundary and ends in "…"). Absent when there is nothing to
-	// show.
+	// question, else the first line of its newest complete agent message
+	// that is not blank, else "You: " and the first line of its newest
+	// sent prompt. It is valid UTF-8 without control characters, white
+	// space collapsed, at most MaxPreviewBytes bytes (a longer line is cut
+	// on a character boundary and ends in "…"). It is the one field taken
+	// from message text, and it changes only when a message is final
+	// (never while one streams). Absent when there is nothing to show.
 	Preview string `json:"preview,omitempty"`
 }
 

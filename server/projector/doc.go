@@ -37,9 +37,9 @@
 //   - preview says what the primary session is doing, in one line: the
 //     title of its oldest open permission request, else its oldest open
 //     clarification question, else the first line of its newest complete
-//     agent message, else "You: " and the first line of its newest sent
-//     prompt, else absent; a source with nothing to show gives way to the
-//     next. The line is cleaned and bounded as previewLine says (control
+//     agent message that is not blank, else "You: " and the first line of
+//     its newest sent prompt, else absent; a source with nothing to show
+//     gives way to the next. The line is cleaned and bounded as previewLine says (control
 //     characters removed, white space collapsed, light Markdown markers
 //     dropped, at most shared.MaxPreviewBytes bytes cut on a character
 //     boundary with "…"). The messages come from the store as one
