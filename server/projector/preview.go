@@ -70,7 +70,13 @@ func preview(src store.SummarySource) string {
 // limit must be at least len("…").
 func previewLine(text string, limit int) string {
 	text = strings.ToValidUTF8(text, string(utf8.RuneError))
-	for line := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
+	for text != "" {
+		line := text
+		if end := strings.IndexAny(text, "\n\r"); end >= 0 {
+			line, text = text[:end], text[end+1:]
+		} else {
+			text = ""
+		}
 		if line = stripMarkdown(clean(line)); line != "" {
 			return cut(line, limit)
 		}
@@ -84,7 +90,28 @@ func clean(line string) string {
 	var b strings.Builder
 	b.Grow(len(line))
 	space := false
-	for _, r := range line {
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c < utf8.RuneSelf {
+			// ASCII, most of any text, without the rune tables.
+			i++
+			switch {
+			case c == ' ' || c >= '\t' && c <= '\r':
+				space = b.Len() > 0
+				continue
+			case c < ' ' || c == 0x7f:
+				continue
+			}
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteByte(c)
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(line[i:])
+		piece := line[i : i+size]
+		i += size
 		switch {
 		case unicode.IsSpace(r):
 			space = b.Len() > 0
@@ -96,7 +123,7 @@ func clean(line string) string {
 			b.WriteByte(' ')
 			space = false
 		}
-		b.WriteRune(r)
+		b.WriteString(piece)
 	}
 	return b.String()
 }
