@@ -384,7 +384,7 @@ var (
 		"git", "git.additions", "git.deletions", "git.changed_files", "git.ahead", "git.behind",
 		"pull_request", "pull_request.count", "pull_request.open_count", "pull_request.aggregate_state",
 		"pull_request.number", "pull_request.url",
-		"queued_prompt_count",
+		"queued_prompt_count", "preview",
 	}
 	taskKeys = append([]string{
 		"id", "workspace_id", "title", "description", "primary_session_id",
@@ -430,6 +430,7 @@ func fullSummary() shared.TaskStatusSummary {
 		Git:               &shared.GitSummary{Additions: 10, Deletions: 2, ChangedFiles: 3, Ahead: 1, Behind: 4},
 		PullRequest:       &shared.PullRequestSummary{Count: 2, OpenCount: 1, AggregateState: shared.PRFailure, Number: 17, URL: "https://github.com/herd-dev/app/pull/17"},
 		QueuedPromptCount: 1,
+		Preview:           "Edit notes.txt",
 	}
 }
 

@@ -32,8 +32,9 @@ const (
 // TaskStatusSummary is the bounded, complete set of runtime facts a task row
 // needs. It is a read model derived from authoritative rows; every update is
 // a complete replacement, and clients ignore one whose Revision is not newer
-// than the one they hold. It never holds message bodies, file names, patches
-// or unbounded arrays.
+// than the one they hold. It never holds message bodies, transcript
+// entries, file names, patches or unbounded arrays; Preview, one bounded
+// line, is the one exception.
 type TaskStatusSummary struct {
 	// Revision increases by one with every semantic change of this task's summary.
 	Revision int64 `json:"revision"`
@@ -56,7 +57,20 @@ type TaskStatusSummary struct {
 	// PullRequest is absent while the task has no pull request.
 	PullRequest       *PullRequestSummary `json:"pull_request,omitempty"`
 	QueuedPromptCount int                 `json:"queued_prompt_count"`
+	// Preview is one line saying what the primary session is doing: the
+	// title of its open permission request, else its open clarification
+	// question, else the first line of its newest complete agent message
+	// that is not blank, else "You: " and the first line of its newest
+	// sent prompt. It is valid UTF-8 without control characters, white
+	// space collapsed, at most MaxPreviewBytes bytes (a longer line is cut
+	// on a character boundary and ends in "…"). It is the one field taken
+	// from message text, and it changes only when a message is final
+	// (never while one streams). Absent when there is nothing to show.
+	Preview string `json:"preview,omitempty"`
 }
+
+// MaxPreviewBytes bounds TaskStatusSummary.Preview, "…" included.
+const MaxPreviewBytes = 120
 
 // PrimarySession names a task's primary session and its lifecycle state.
 type PrimarySession struct {

@@ -3,6 +3,7 @@ package projector
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -124,4 +125,22 @@ func BenchmarkChangedTasks(b *testing.B) {
 		b.ReportMetric(float64(after.Written-before.Written)/elapsed, "writes/s")
 		b.ReportMetric(float64(after.Projected-before.Projected)/elapsed, "projections/s")
 	})
+}
+
+// BenchmarkDerivePreview measures what the preview adds to a derivation:
+// the primary session's agent line as long as the store keeps it (512
+// bytes), cleaned and cut to shared.MaxPreviewBytes.
+func BenchmarkDerivePreview(b *testing.B) {
+	src := store.SummarySource{
+		PrimarySessionID: "a",
+		Sessions:         []shared.Session{{ID: "a", State: shared.SessionRunning, ForegroundActivity: shared.ActivityGenerating}},
+		AgentLine:        "## " + strings.Repeat("Looking into  the\tfailing test. ", 16)[:509],
+		PromptLine:       "Fix the login bug",
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if Derive(src).Preview == "" {
+			b.Fatal("no preview")
+		}
+	}
 }

@@ -25,6 +25,7 @@ func Derive(src store.SummarySource) shared.TaskStatusSummary {
 	out.QueuedPromptCount = src.QueuedPrompts
 	out.Git = gitSummary(src.Repositories)
 	out.PullRequest = pullRequestSummary(src.PullRequests)
+	out.Preview = preview(src)
 	return out
 }
 
@@ -219,7 +220,8 @@ func sameSummary(a, b shared.TaskStatusSummary) bool {
 		sameError(a.ActiveError, b.ActiveError) &&
 		samePtr(a.Git, b.Git) &&
 		samePtr(a.PullRequest, b.PullRequest) &&
-		a.QueuedPromptCount == b.QueuedPromptCount
+		a.QueuedPromptCount == b.QueuedPromptCount &&
+		a.Preview == b.Preview
 }
 
 // samePtr compares two optional values of a comparable type.

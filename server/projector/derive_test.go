@@ -347,7 +347,7 @@ func filled() shared.TaskStatusSummary {
 		ActiveError:       &shared.ActiveError{SessionID: "s", Stamp: "m", OccurredAt: t0, Preview: "p"},
 		Git:               &shared.GitSummary{Additions: 1, Deletions: 2, ChangedFiles: 3, Ahead: 4, Behind: 5},
 		PullRequest:       &shared.PullRequestSummary{Count: 1, OpenCount: 1, AggregateState: shared.PRReady, Number: 1, URL: "u"},
-		QueuedPromptCount: 1,
+		QueuedPromptCount: 1, Preview: "Looking into it",
 	}
 }
 

@@ -34,6 +34,20 @@
 //     preview the start of its content as valid UTF-8 of at most
 //     shared.MaxErrorPreviewBytes bytes cut on a rune boundary (see
 //     Preview).
+//   - preview says what the primary session is doing, in one line: the
+//     title of its oldest open permission request, else its oldest open
+//     clarification question, else the first line of its newest complete
+//     agent message that is not blank, else "You: " and the first line of
+//     its newest sent prompt, else absent; a source with nothing to show
+//     gives way to the next. The line is cleaned and bounded as previewLine says (control
+//     characters removed, white space collapsed, light Markdown markers
+//     dropped, at most shared.MaxPreviewBytes bytes cut on a character
+//     boundary with "…"). The messages come from the store as one
+//     bounded excerpt each (the session row's last_agent_line and
+//     last_prompt_line, the start of a pending request), never from the
+//     transcript, and an agent message counts only once it is complete:
+//     a streaming chunk changes no source of the summary, so a stream of
+//     any length costs no projection.
 //   - queued_prompt_count counts the prompts waiting for dispatch in all
 //     the task's sessions.
 //   - last_activity_at is the newest updated_at of the task's sessions;

@@ -213,6 +213,8 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		r.undispatched(ctx, msg, token, !handoff && ctx.Err() == nil)
 		return
 	}
+	// The sent prompt is a source of the task row's preview.
+	r.m.mark(r.taskID)
 	dispatched = r.m.tr.Dispatched(claim)
 	r.setPrompt(msg.ID)
 	msg.Status = shared.MessageComplete
@@ -282,6 +284,11 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		// until shutdown, when recovery settles the session.
 		_, _ = r.transition(ctx, evSettle, "", true)
 	}
+	// The turn's answer was finished at its end (turnEnd) without a mark
+	// of its own: this one, made after the session settled, shows the
+	// answer in the same summary as the settled state, also where no
+	// transition followed (archived, handed off).
+	r.m.mark(r.taskID)
 	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnSettled, shared.TurnSettledEvent{
 		SessionID: r.id, TurnID: msg.ID, Outcome: outcome,
 	}, false)

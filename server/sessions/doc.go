@@ -72,6 +72,15 @@
 // window (replaceable session.message.updated with the full text so far),
 // and its final state as a semantic frame.
 //
+// A task row's preview (shared.TaskStatusSummary.Preview) derives from
+// the session's latest complete agent message and sent prompt, which the
+// store records when a message finishes and a prompt is sent. Streamed
+// chunks mark nothing: the task is marked when a prompt has been sent,
+// when a barrier finished an agent message complete, and once more when
+// a turn has settled (which covers the answer its end finished), so a
+// stream of any length costs the summary no projection, and a turn's
+// answer and its settled state reach the row as one summary.
+//
 // # Goroutines
 //
 // All are started through Manager.goTracked and waited for by Close:

@@ -133,16 +133,27 @@ func (s *sink) handle(out coalescer.Output) {
 		m.msg.Content = m.text.String()
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, m.msg, true)
 	case coalescer.OpBarrier:
-		if end, ok := out.Event.(turnEnd); !ok || !end.cut {
-			s.finishOpen(shared.MessageComplete)
+		end, atTurnEnd := out.Event.(turnEnd)
+		answered := false
+		if !atTurnEnd || !end.cut {
+			answered = s.finishOpen(shared.MessageComplete)
 		}
 		s.barrier(out.Event)
+		if answered && !atTurnEnd {
+			// A complete answer is the task row's preview. The mark
+			// follows what the barrier stored, so one projection shows
+			// both; at a turn's end the turn marks once it has settled
+			// (run.turn), so the answer and the settled state arrive as
+			// one summary rather than two.
+			s.r.m.mark(s.r.taskID)
+		}
 	}
 }
 
 // finishOpen ends every streaming message with status (a broken one as
-// failed); their final states travel as semantic frames.
-func (s *sink) finishOpen(status shared.MessageState) {
+// failed); their final states travel as semantic frames. It reports
+// whether an agent message ended complete.
+func (s *sink) finishOpen(status shared.MessageState) (answered bool) {
 	for _, key := range s.order {
 		m := s.open[key]
 		if m.msg.ID == "" {
@@ -160,9 +171,11 @@ func (s *sink) finishOpen(status shared.MessageState) {
 			continue
 		}
 		s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, done, false)
+		answered = answered || done.Type == shared.MessageAgent && done.Status == shared.MessageComplete
 	}
 	clear(s.open)
 	s.order = s.order[:0]
+	return answered
 }
 
 // end finishes what the execution left open when it ended: streaming

@@ -70,6 +70,14 @@
 // together with its state_revision (Transition, SetActivity,
 // ResetActivity, SetAgentSession).
 //
+// A summary's preview derives from two bounded lines on the session row,
+// written in the transaction that makes them true: last_agent_line when an
+// agent message is stored or finished complete (insertMessage,
+// FinishMessage), last_prompt_line when a prompt is sent (MarkSent). Each
+// keeps the first non-blank line of its message, at most 512 bytes
+// (previewExcerpt), so SummarySources reads them with the task row and
+// never a transcript; streamed appends leave them alone.
+//
 // # Sessions and messages
 //
 // A session's state changes only through Transition, a compare-and-set in

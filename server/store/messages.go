@@ -167,12 +167,24 @@ func (s *Store) insertMessage(ctx context.Context, row *messageRow, prepare func
 		if err := tx.Create(row).Error; err != nil {
 			return fmt.Errorf("insert message: %w", err)
 		}
+		if completeAgent(row.Type, row.Status) {
+			if err := recordLine(tx, agentLineColumn, row.SessionID, row.Content); err != nil {
+				return fmt.Errorf("record agent line: %w", err)
+			}
+		}
 		return nil
 	})
 }
 
+// completeAgent reports whether a message of type typ in status is a
+// complete agent message, the kind whose first line a task row shows.
+func completeAgent(typ, status string) bool {
+	return typ == string(shared.MessageAgent) && status == string(shared.MessageComplete)
+}
+
 // FinishMessage folds a message's appended text into its content and sets
-// its final status, in one transaction.
+// its final status, in one transaction. An agent message that ends
+// complete becomes its session's latest agent line (see previewExcerpt).
 func (s *Store) FinishMessage(ctx context.Context, messageID string, status shared.MessageState) (shared.Message, error) {
 	var out shared.Message
 	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -193,6 +205,11 @@ func (s *Store) FinishMessage(ctx context.Context, messageID string, status shar
 		}).Error
 		if err != nil {
 			return fmt.Errorf("finish message %s: %w", messageID, err)
+		}
+		if completeAgent(row.Type, string(status)) {
+			if err := recordLine(tx, agentLineColumn, row.SessionID, out.Content); err != nil {
+				return fmt.Errorf("record agent line of message %s: %w", messageID, err)
+			}
 		}
 		return tx.Where("message_id = ?", messageID).Delete(&segmentRow{}).Error
 	})
@@ -426,19 +443,26 @@ func toMessages(rows []messageRow) ([]shared.Message, error) {
 }
 
 // MarkSent records that the agent accepted a claimed message, completing
-// it. Only the holder of the claim token can do so.
+// it, and makes it its session's latest prompt line (see previewExcerpt),
+// in one transaction. Only the holder of the claim token can do so.
 func (s *Store) MarkSent(ctx context.Context, messageID, token string) error {
 	at := now()
-	res := s.write.WithContext(ctx).Model(&messageRow{}).
-		Where("id = ? AND dispatch_state = ? AND claim_token = ?", messageID, dispatchClaimed, token).
-		Updates(map[string]any{"dispatch_state": dispatchSent, "dispatched_at": at, "status": string(shared.MessageComplete), "updated_at": at})
-	if res.Error != nil {
-		return fmt.Errorf("mark message %s sent: %w", messageID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return shared.Errorf(shared.CodeConflict, "message %q is not claimed with that token", messageID)
-	}
-	return nil
+	return s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var sent []messageRow
+		err := tx.Raw(`UPDATE messages SET dispatch_state = ?, dispatched_at = ?, status = ?, updated_at = ?
+			WHERE id = ? AND dispatch_state = ? AND claim_token = ? RETURNING session_id, content`,
+			dispatchSent, at, string(shared.MessageComplete), at, messageID, dispatchClaimed, token).Scan(&sent).Error
+		if err != nil {
+			return fmt.Errorf("mark message %s sent: %w", messageID, err)
+		}
+		if len(sent) == 0 {
+			return shared.Errorf(shared.CodeConflict, "message %q is not claimed with that token", messageID)
+		}
+		if err := recordLine(tx, promptLineColumn, sent[0].SessionID, sent[0].Content); err != nil {
+			return fmt.Errorf("record prompt line of message %s: %w", messageID, err)
+		}
+		return nil
+	})
 }
 
 // MessageUpdate changes a message; nil fields stay as they are, and the

@@ -25,6 +25,11 @@ type SummarySource struct {
 	TaskID, WorkspaceID string
 	// PrimarySessionID is empty while the task has no primary session.
 	PrimarySessionID string
+	// AgentLine and PromptLine are the primary session's excerpts of its
+	// newest complete agent message and of its newest sent prompt (see
+	// previewExcerpt): at most 512 characters each, "" while it has none
+	// (and while the task has no primary session).
+	AgentLine, PromptLine string
 	// ErrorDismissedAt hides every agent error that occurred at or before
 	// it; nil when no error was dismissed.
 	ErrorDismissedAt *time.Time
@@ -59,6 +64,9 @@ type PendingRequest struct {
 	SessionID, MessageID, PendingID string
 	Type                            shared.MessageType
 	Seq                             int64
+	// Content is the start of the request's content (a permission's
+	// title, a clarification's question): at most 512 characters.
+	Content string
 }
 
 // ErrorOccurrence is an agent error message.
@@ -145,7 +153,9 @@ type PullRequest struct {
 // SummarySources reads the sources of the given tasks' summaries, in the
 // order of taskIDs; ids naming no task are left out, repeated ids are read
 // once. It takes seven queries per 10,000 tasks whatever their sessions,
-// messages, repositories and pull requests.
+// messages, repositories and pull requests, and reads no transcript: of
+// the messages only the pending requests, the newest error and the primary
+// session's two excerpts (a column of its row), each bounded.
 //
 // Each task's summary row is read before its source rows, so that a caller
 // that derives a summary from them and stores it with
@@ -194,10 +204,13 @@ func (s *Store) summarySources(ctx context.Context, ids []string) ([]SummarySour
 
 // loadSummaryRows reads the tasks named by ids together with their summary
 // rows (in one statement, so the revision is never read after a source
-// row), in the order of ids.
+// row) and their primary session's excerpts (a primary key lookup each),
+// in the order of ids.
 func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int, error) {
-	rows, err := db.Raw(`SELECT t.id, t.workspace_id, t.primary_session_id, t.error_dismissed_at, s.revision, s.payload
+	rows, err := db.Raw(`SELECT t.id, t.workspace_id, t.primary_session_id, t.error_dismissed_at, s.revision, s.payload,
+			p.last_agent_line, p.last_prompt_line
 		FROM tasks t LEFT JOIN task_status_summaries s ON s.task_id = t.id
+			LEFT JOIN sessions p ON p.id = t.primary_session_id
 		WHERE t.id IN ?`, ids).Rows()
 	if err != nil {
 		return nil, nil, fmt.Errorf("load summaries: %w", err)
@@ -211,11 +224,14 @@ func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int
 			revision sql.NullInt64
 			payload  []byte
 			event    nullTime
+			agent    sql.NullString
+			prompt   sql.NullString
 		)
-		if err := rows.Scan(&src.TaskID, &src.WorkspaceID, &primary, &event, &revision, &payload); err != nil {
+		if err := rows.Scan(&src.TaskID, &src.WorkspaceID, &primary, &event, &revision, &payload, &agent, &prompt); err != nil {
 			return nil, nil, fmt.Errorf("load summaries: %w", err)
 		}
 		src.PrimarySessionID = primary.String
+		src.AgentLine, src.PromptLine = agent.String, prompt.String
 		src.ErrorDismissedAt = event.ptr()
 		if revision.Valid {
 			src.Revision = revision.Int64
@@ -268,9 +284,9 @@ func loadSourceSessions(db *gorm.DB, ids []string, srcs []SummarySource, index m
 
 // loadPendingRequests sets the unanswered requests of each task.
 func loadPendingRequests(db *gorm.DB, ids []string, srcs []SummarySource, index map[string]int) error {
-	rows, err := db.Raw(`SELECT task_id, session_id, id, pending_id, type, seq FROM messages
+	rows, err := db.Raw(`SELECT task_id, session_id, id, pending_id, type, seq, substr(content, 1, ?) FROM messages
 		WHERE task_id IN ? AND type IN ? AND status = ? ORDER BY task_id, session_id, seq`,
-		ids, []string{string(shared.MessagePermissionRequest), string(shared.MessageClarificationRequest)},
+		previewSourceChars, ids, []string{string(shared.MessagePermissionRequest), string(shared.MessageClarificationRequest)},
 		string(shared.MessagePending)).Rows()
 	if err != nil {
 		return fmt.Errorf("load pending requests: %w", err)
@@ -280,7 +296,7 @@ func loadPendingRequests(db *gorm.DB, ids []string, srcs []SummarySource, index 
 		var taskID string
 		var p PendingRequest
 		var pendingID sql.NullString
-		if err := rows.Scan(&taskID, &p.SessionID, &p.MessageID, &pendingID, &p.Type, &p.Seq); err != nil {
+		if err := rows.Scan(&taskID, &p.SessionID, &p.MessageID, &pendingID, &p.Type, &p.Seq, &p.Content); err != nil {
 			return fmt.Errorf("load pending requests: %w", err)
 		}
 		p.PendingID = pendingID.String

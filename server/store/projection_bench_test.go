@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 // BenchmarkSummarySources loads the sources of 200 tasks, each with two
 // sessions, a pending request, an error answered by an agent message, a
 // queued prompt, two repositories and a pull request: one projector batch.
+// The primary session has a complete answer whose first line is longer
+// than a preview keeps, so its excerpt is as long as excerpts get.
 // The "history" case gives every repository 1,000 earlier observations,
 // the newest 5 of them failed, to show that finding the latest success
 // does not read a repository's whole history.
@@ -44,7 +47,8 @@ func benchmarkSummarySources(b *testing.B, s *Store, n, history int) {
 			repos = append(repos, r.ID)
 		}
 		first, second := mustSession(b, s, task.ID), mustSession(b, s, task.ID)
-		mustAppend(b, s, first, shared.MessagePermissionRequest, shared.MessagePending, "p", "")
+		mustAppend(b, s, first, shared.MessageAgent, shared.MessageComplete, "", strings.Repeat("Looking into it. ", 60)+"\nMore.")
+		mustAppend(b, s, first, shared.MessagePermissionRequest, shared.MessagePending, "p", "Edit notes.txt")
 		mustAppend(b, s, second, shared.MessageError, shared.MessageComplete, "", "rate limited")
 		mustAppend(b, s, second, shared.MessageAgent, shared.MessageComplete, "", "retrying")
 		if _, _, err := s.AddUserMessage(ctx, first, fmt.Sprintf("c-%d", i), "next"); err != nil {
@@ -64,7 +68,7 @@ func benchmarkSummarySources(b *testing.B, s *Store, n, history int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(srcs) != n || srcs[0].Repositories[0].Observation == nil {
+		if len(srcs) != n || srcs[0].Repositories[0].Observation == nil || len(srcs[0].AgentLine) != previewSourceChars {
 			b.Fatalf("loaded %d sources: %+v", len(srcs), srcs[0])
 		}
 	}
