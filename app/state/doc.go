@@ -54,6 +54,18 @@
 // to re-render when idle. A returned slice is never mutated afterwards, so
 // a UI may keep and compare it.
 //
+// Triage orders those rows for the switcher in sections: needs you (a
+// permission or a question), running, finished since the person last
+// looked (Seen, kept in a KV), the rest; it also filters by title.
+//
+// # The page around it
+//
+// Route is what the address selects (/tasks/{id}, /tasks/{id}/sessions/{id}).
+// Follow decides whether a transcript follows new output; Drafts keeps each
+// task's composer text; OpenRequests and Headline say what an open session
+// waits on, so its header never says "generating" while the agent waits on
+// the person.
+//
 // # Authoritative listings
 //
 // A boot or list response is the full set of a workspace's live tasks. A
@@ -67,7 +79,9 @@
 // messages by id in seq order, its queue, its task's repository git
 // observations (replaced whole by each session.git.updated, kept across
 // Reset), and the seq of the last semantic notification. The snapshot of
-// session.subscribe is applied first; the notifications that arrived
+// session.subscribe is applied first (it carries the newest messages;
+// Earlier adds older pages, and HasEarlier says whether there are more);
+// the notifications that arrived
 // before it (seq ≥ 1) are buffered and applied after it. A semantic
 // notification whose seq is not last+1 means frames were missed: the
 // detail stops applying and reports Resync, and the UI subscribes again. A

@@ -1,6 +1,10 @@
 package state
 
-import "github.com/herd-dev/herd/shared"
+import (
+	"time"
+
+	"github.com/herd-dev/herd/shared"
+)
 
 // Indicator is the one state icon a task row or a session header shows.
 // RowOf picks it by a fixed precedence: a pending permission, then a
@@ -131,6 +135,12 @@ type Row struct {
 	PRCount  int
 	// Queued is the number of prompts waiting for a running turn.
 	Queued int
+	// LastActivity is when the task last did anything, in Unix
+	// milliseconds: the summary's last activity, else the task's update.
+	LastActivity int64
+	// Preview is the summary's one line of what the task is at (bounded by
+	// the server; empty when it has none).
+	Preview string
 }
 
 // RowOf derives a task's row from the task and its status summary; the
@@ -141,8 +151,11 @@ type Row struct {
 // decorations: foreground activity if any, otherwise unknown for a task
 // with a session. It never asks for a session to find out more.
 func RowOf(t shared.Task) Row {
-	r := Row{TaskID: t.ID, Title: t.Title, Indicator: IndicatorNoSession}
+	r := Row{TaskID: t.ID, Title: t.Title, Indicator: IndicatorNoSession, LastActivity: unixMilli(t.UpdatedAt)}
 	sum := t.StatusSummary
+	if sum != nil && sum.LastActivityAt != nil {
+		r.LastActivity = unixMilli(*sum.LastActivityAt)
+	}
 	if sum == nil {
 		r.Indicator = coarseIndicator(t)
 		return r
@@ -159,6 +172,7 @@ func RowOf(t shared.Task) Row {
 		r.PRState, r.PRNumber, r.PRCount = pr.AggregateState, pr.Number, pr.Count
 	}
 	r.Queued = max(sum.QueuedPromptCount, 0)
+	r.Preview = sum.Preview
 	return r
 }
 
@@ -199,4 +213,12 @@ func indicatorOf(sum *shared.TaskStatusSummary) Indicator {
 		return IndicatorNoSession
 	}
 	return lifecycleIndicator(sum.PrimarySession.State)
+}
+
+// unixMilli is t in Unix milliseconds; 0 for the zero time.
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }

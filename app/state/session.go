@@ -60,6 +60,9 @@ type SessionDetail struct {
 	// writes counts message writes that changed the transcript; tests and
 	// the UI use it to tell whether anything needs rendering.
 	writes uint64
+	// earlier is set while the server may hold messages older than the
+	// oldest one held: a snapshot carries only the newest ones.
+	earlier bool
 }
 
 // NewSessionDetail returns an empty, not yet loaded detail of a session.
@@ -120,6 +123,37 @@ func (d *SessionDetail) Message(id string) (shared.Message, bool) {
 	return m, ok
 }
 
+// HasEarlier reports whether the server may hold messages older than the
+// oldest one held (see Earlier).
+func (d *SessionDetail) HasEarlier() bool { return d.earlier }
+
+// OldestSeq returns the seq of the oldest message held; 0 when none is.
+func (d *SessionDetail) OldestSeq() int64 {
+	var oldest int64
+	for _, m := range d.msgs {
+		if oldest == 0 || (m.Seq > 0 && m.Seq < oldest) {
+			oldest = m.Seq
+		}
+	}
+	return oldest
+}
+
+// Earlier adds a page of older messages (a message.list answer read before
+// OldestSeq) and whether the server has more before them. A copy of a
+// message the detail already holds passes the same newest-wins rule as a
+// live update, so a page read before a live update never undoes it.
+func (d *SessionDetail) Earlier(msgs []shared.Message, hasMore bool) {
+	if !d.loaded {
+		return
+	}
+	for _, m := range msgs {
+		if m.SessionID == d.id || m.SessionID == "" {
+			d.writeMessage(m)
+		}
+	}
+	d.earlier = hasMore
+}
+
 // Reset forgets everything but the session record and the git
 // observations and starts buffering for the next snapshot, as after a
 // reconnect or a resync. Both stay so the view keeps showing the last known
@@ -161,6 +195,7 @@ func (d *SessionDetail) Load(snap shared.SessionSnapshot) {
 	d.setQueue(snap.Queue)
 	d.git = slices.Clone(snap.Git)
 	d.loaded = true
+	d.earlier = d.OldestSeq() > 1
 	for _, env := range currentStream(early) {
 		d.Push(env)
 	}

@@ -475,3 +475,28 @@ func TestSessionGitUpdateOfAnotherSessionIsIgnored(t *testing.T) {
 	assert.Equal(t, map[string]int{"r1": 3}, gitAdds(d))
 	assert.False(t, d.Push(gitNote(1, repoGit("r1", 5))), "the own stream's seq is untouched")
 }
+
+func TestEarlierMessagesJoinTheTranscriptBelowTheSnapshot(t *testing.T) {
+	d := NewSessionDetail("s1")
+	msg := func(id string, seq int64, content string) shared.Message {
+		return shared.Message{ID: id, SessionID: "s1", Seq: seq, Type: shared.MessageAgent, Content: content,
+			Status: shared.MessageComplete, UpdatedAt: time.Unix(seq, 0)}
+	}
+	d.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1"}, Messages: []shared.Message{msg("m3", 3, "three"), msg("m4", 4, "four")}})
+	require.True(t, d.HasEarlier(), "the oldest held is seq 3: the server has older ones")
+	require.EqualValues(t, 3, d.OldestSeq())
+
+	stale := msg("m3", 3, "stale")
+	stale.UpdatedAt = time.Unix(1, 0)
+	d.Earlier([]shared.Message{msg("m1", 1, "one"), msg("m2", 2, "two"), stale}, false)
+	var texts []string
+	for _, m := range d.Messages() {
+		texts = append(texts, m.Content)
+	}
+	assert.Equal(t, []string{"one", "two", "three", "four"}, texts, "in seq order, and an older copy never undoes a newer one")
+	assert.False(t, d.HasEarlier())
+
+	d2 := NewSessionDetail("s2")
+	d2.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s2"}, Messages: []shared.Message{{ID: "x", SessionID: "s2", Seq: 1}}})
+	assert.False(t, d2.HasEarlier(), "a transcript that starts at seq 1 is whole")
+}

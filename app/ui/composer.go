@@ -19,38 +19,78 @@ const (
 )
 
 // renderComposer draws the prompt box. Sending is disabled only while the
-// session cannot take a prompt; while a turn runs the button queues.
-func (v *sessionView) renderComposer() app.UI {
+// session cannot take a prompt; while a turn runs the button queues. While
+// the agent waits on a question the box answers it, unless the person
+// chooses to send a new prompt instead.
+func (v *sessionView) renderComposer(open []shared.Message) app.UI {
 	st := v.detail.Session().State
+	question, answering := v.question(open)
 	promptable := state.Promptable(st)
 	label := "Send"
-	if st == shared.SessionRunning {
+	switch {
+	case answering:
+		label = "Answer"
+	case st == shared.SessionRunning:
 		label = "Queue"
 	}
 	send := app.Button().ID(idComposerSend).Class("primary-button").Type("submit").Text(label)
-	if !promptable {
+	if !promptable && !answering {
 		send = send.Disabled(true)
 	}
-	return app.Form().ID("composer").Class("composer").OnSubmit(v.onSend).Body(
-		app.Label().For(idComposerInput).Class("visually-hidden").Text("Prompt"),
+	form := app.Form().ID("composer").Class("composer").OnSubmit(v.onSend)
+	if answering {
+		form = form.Class("composer-answering").DataSet("answers", question.PendingID)
+	}
+	return form.Body(
+		app.Label().For(idComposerInput).Class("visually-hidden").Text(composerLabel(answering)),
 		app.Textarea().
 			ID(idComposerInput).
 			Class("composer-input").
 			Rows(2).
-			Placeholder(placeholderFor(st)).
-			OnInput(v.onInput).
-			OnKeyDown(v.onComposerKey),
+			Placeholder(placeholderFor(st, open, answering)).
+			OnInput(v.onInput),
 		send,
+		app.If(question.ID != "", func() app.UI {
+			text := "Send as a new prompt instead"
+			if !answering {
+				text = "Answer the question instead"
+			}
+			return app.Button().ID("composer-mode").Class("text-button", "composer-mode").Type("button").
+				Aria("pressed", !answering).OnClick(v.onComposerMode).Text(text)
+		}),
 	)
 }
 
+// question returns the open question the composer answers, if any, and
+// whether it answers it now: the oldest open request is a question and the
+// person has not chosen to send a prompt instead.
+func (v *sessionView) question(open []shared.Message) (shared.Message, bool) {
+	if len(open) == 0 || open[0].Type != shared.MessageClarificationRequest {
+		return shared.Message{}, false
+	}
+	return open[0], !v.asPrompt
+}
+
+func composerLabel(answering bool) string {
+	if answering {
+		return "Your answer"
+	}
+	return "Prompt"
+}
+
 // placeholderFor tells the person what sending will do.
-func placeholderFor(st shared.SessionState) string {
+func placeholderFor(st shared.SessionState, open []shared.Message, answering bool) string {
 	switch {
+	case answering:
+		return "Answer the agent's question… (Enter sends, Shift+Enter adds a line)"
+	case len(open) > 0 && open[0].Type == shared.MessagePermissionRequest:
+		return "The agent waits for your permission above; a prompt sent now waits in the queue."
+	case len(open) > 0:
+		return "The agent waits for your answer; a prompt sent now waits in the queue."
 	case st == shared.SessionRunning:
 		return "The agent is working; a prompt sent now waits in the queue."
 	case state.Promptable(st):
-		return "Ask the agent…"
+		return "Ask the agent… (Enter sends, Shift+Enter adds a line)"
 	default:
 		return "This session cannot take a prompt now."
 	}
@@ -58,28 +98,108 @@ func placeholderFor(st shared.SessionState) string {
 
 func (v *sessionView) onInput(ctx app.Context, _ app.Event) {
 	v.input = ctx.JSSrc().Get("value").String()
+	v.drafts.Set(v.taskID, v.input)
 }
 
-// onComposerKey sends on Enter; Shift+Enter makes a new line.
-func (v *sessionView) onComposerKey(ctx app.Context, e app.Event) {
-	if e.Get("key").String() == "Enter" && !e.Get("shiftKey").Bool() && !e.Get("isComposing").Bool() {
-		e.PreventDefault()
-		v.onSend(ctx, e)
-	}
+// onComposerMode switches between answering the open question and sending
+// a new prompt.
+func (v *sessionView) onComposerMode(app.Context, app.Event) {
+	v.asPrompt = !v.asPrompt
+	focus(v.ui(), idComposerInput)
 }
 
-// onSend sends the typed prompt with a fresh client_message_id.
+// listenForEnter makes Enter in the composer send and Shift+Enter break
+// the line. The listener is the browser's own, on the document: a go-app
+// event handler runs after the browser has already inserted the line
+// break, too late to prevent it; this one runs inside the event.
+func (v *sessionView) listenForEnter() {
+	v.enter = app.FuncOf(func(_ app.Value, args []app.Value) any {
+		if len(args) == 0 {
+			return nil
+		}
+		e := args[0]
+		if e.Get("key").String() != "Enter" || e.Get("shiftKey").Bool() || e.Get("isComposing").Bool() ||
+			e.Get("target").Get("id").String() != idComposerInput {
+			return nil
+		}
+		e.Call("preventDefault")
+		dispatch(v.ui(), v.submit)
+		return nil
+	})
+	app.Window().Get("document").Call("addEventListener", "keydown", v.enter)
+}
+
+// stopListeningForEnter removes the listener and frees its function.
+func (v *sessionView) stopListeningForEnter() {
+	app.Window().Get("document").Call("removeEventListener", "keydown", v.enter)
+	v.enter.Release()
+}
+
+// onSend is the composer's submit.
 func (v *sessionView) onSend(ctx app.Context, e app.Event) {
 	e.PreventDefault()
+	v.submit(ctx)
+}
+
+// submit answers the open question, or sends the typed prompt with a
+// fresh client_message_id.
+func (v *sessionView) submit(ctx app.Context) {
 	text := v.input
-	if v.outbox == nil || strings.TrimSpace(text) == "" || !state.Promptable(v.detail.Session().State) {
+	if v.outbox == nil || strings.TrimSpace(text) == "" {
 		return
 	}
+	if q, answering := v.question(v.openRequests()); answering {
+		v.answer(ctx, q.PendingID, text)
+		return
+	}
+	if !state.Promptable(v.detail.Session().State) {
+		return
+	}
+	v.clearComposer()
+	v.send(ctx, v.outbox.Add(text))
+}
+
+// sendPrompt sends content as a new prompt (a Retry).
+func (v *sessionView) sendPrompt(ctx app.Context, content string) {
+	if v.outbox == nil || v.detail == nil || !state.Promptable(v.detail.Session().State) {
+		return
+	}
+	v.follow.Jump()
+	v.send(ctx, v.outbox.Add(content))
+}
+
+// clearComposer empties the box and the task's draft.
+func (v *sessionView) clearComposer() {
 	v.input = ""
+	v.drafts.Set(v.taskID, "")
 	if el := app.Window().GetElementByID(idComposerInput); el.Truthy() {
 		el.Set("value", "")
 	}
-	v.send(ctx, v.outbox.Add(text))
+}
+
+// answer sends the composer's text as the answer to question pendingID.
+// The text stays in the box until the server took the answer, so a failed
+// one is not lost.
+func (v *sessionView) answer(ctx app.Context, pendingID, text string) {
+	ctx = v.ui()
+	v.err = ""
+	req := shared.ClarificationRespondRequest{SessionID: v.openID, PendingID: pendingID, Answer: text}
+	detail := v.detail
+	ctx.Async(func() {
+		err := v.client().Request(context.Background(), shared.ActionClarificationRespond, req, nil)
+		dispatch(ctx, func(app.Context) {
+			if v.detail != detail {
+				return
+			}
+			if err != nil {
+				v.err = "Could not send the answer: " + describeAction(err)
+				return
+			}
+			if v.input == text {
+				v.clearComposer()
+			}
+		})
+	})
 }
 
 // send runs message.add for one outbox entry and records the outcome: a
@@ -93,7 +213,7 @@ func (v *sessionView) send(ctx app.Context, s state.Send) {
 	ctx.Async(func() {
 		var resp shared.MessageAddResponse
 		err := v.client().Request(context.Background(), shared.ActionMessageAdd, req, &resp)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			var coded *shared.Error
 			switch {
 			case err == nil:

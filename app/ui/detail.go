@@ -11,61 +11,6 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// renderDetail draws the selected task: what it is, its active error, the
-// git state of its repositories (once a session of it is open), its
-// session pane (nil in the server's render, which then says what the
-// summary knows), where it works, what its summary says, and the control
-// that links a pull request to it by hand.
-func (s *shell) renderDetail(t shared.Task, sessions app.UI) app.UI {
-	row := state.RowOf(t)
-	sum := t.StatusSummary
-	git := s.gitPanel(t.ID)
-	return app.Article().Class("task-detail").Aria("labelledby", "detail-title").Body(
-		app.Header().Class("detail-head").Body(
-			app.H1().ID("detail-title").Class("detail-title").Text(titleOrPlaceholder(t.Title)),
-			app.Span().Class("state-chip").Body(
-				stateIconBeside(row.Indicator),
-				app.Span().Text(row.Indicator.Label()),
-			),
-		),
-		app.P().Class("detail-created").Body(
-			app.Text("Created "),
-			app.Time().
-				DateTime(t.CreatedAt.UTC().Format(time.RFC3339)).
-				Title(t.CreatedAt.UTC().Format(time.RFC3339)).
-				Text(t.CreatedAt.Local().Format("2 Jan 2006, 15:04")),
-		),
-		app.If(sum != nil && sum.ActiveError != nil, func() app.UI { return s.renderErrorBanner(t.ID, *sum.ActiveError) }),
-		app.If(git != nil, func() app.UI { return git }),
-		app.Section().Class("detail-section", "detail-sessions").Aria("labelledby", "detail-session").Body(
-			app.H2().ID("detail-session").Class("visually-hidden").Text("Session"),
-			app.If(sessions != nil, func() app.UI { return sessions }).
-				Else(func() app.UI { return renderSession(row) }),
-		),
-		app.Section().Class("detail-section").Aria("labelledby", "detail-description").Body(
-			app.H2().ID("detail-description").Text("Description"),
-			app.If(t.Description != "", func() app.UI {
-				return app.P().Class("description").Text(t.Description)
-			}).Else(func() app.UI {
-				return app.P().Class("muted").Text("No description.")
-			}),
-		),
-		app.Section().Class("detail-section").Aria("labelledby", "detail-repositories").Body(
-			app.H2().ID("detail-repositories").Text("Repositories"),
-			renderRepositories(t.Repositories),
-			app.If(row.HasGit, func() app.UI {
-				return app.P().Class("detail-git").Body(
-					app.Text("Changes: "),
-					gitTotals(row.Additions, row.Deletions, row.ChangedFiles),
-					app.If(row.NoBase, noBaseMark),
-				)
-			}),
-			app.If(sum != nil && sum.PullRequest != nil, func() app.UI { return renderPullRequest(row, sum.PullRequest) }),
-			s.renderPRLink(t),
-		),
-	)
-}
-
 // renderRepositories lists the task's repositories with their branches
 // and where the agent works in each: in place, or in its worktree.
 func renderRepositories(repos []shared.TaskRepository) app.UI {
@@ -121,17 +66,6 @@ func renderSession(row state.Row) app.UI {
 			}),
 		),
 	)
-}
-
-// gitPanel is the git panel of task taskID: the open session's latest
-// observation of each repository. It is nil in the server's render, while
-// no session of the task is open, and for a task without repositories.
-func (s *shell) gitPanel(taskID string) app.UI {
-	v := s.sessions
-	if v == nil || v.taskID != taskID || v.detail == nil || len(v.detail.Git()) == 0 {
-		return nil
-	}
-	return v.renderGitPanel()
 }
 
 // renderGitPanel draws the repositories' git state with the button that

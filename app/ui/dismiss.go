@@ -29,51 +29,54 @@ func (d dismissal) names(taskID, stamp string) bool {
 // The banner stays until a newer summary without the error arrives: the
 // server's answer alone does not remove it. The preview is agent text and
 // is only ever rendered as text.
-func (s *shell) renderErrorBanner(taskID string, e shared.ActiveError) app.UI {
+func (tv *taskView) renderErrorBanner(taskID string, e shared.ActiveError) app.UI {
 	var r request
-	if s.dismissal.names(taskID, e.Stamp) {
-		r = s.dismissal.request
+	if tv.dismissal.names(taskID, e.Stamp) {
+		r = tv.dismissal.request
 	}
 	return app.Div().ID("error-banner").Class("banner", "banner-error", "error-banner").Role("alert").Body(
 		app.Div().Class("error-banner-body").Body(
-			app.Strong().Class("error-banner-title").Text("Agent error"),
+			app.Strong().Class("error-banner-title").Text(agentErrorWords(e.Preview)),
 			app.If(e.Preview != "", func() app.UI {
-				return app.P().Class("error-preview").Text(e.Preview)
+				return app.Details().Class("plain-error-detail").Body(
+					app.Summary().Text("What the agent said"),
+					app.P().Class("error-preview").Text(e.Preview),
+				)
 			}),
 			app.If(r.err != "", func() app.UI {
 				return app.P().Class("error-banner-failure").Text("Could not dismiss: " + r.err)
 			}),
 		),
-		busyButton(idErrorDismiss, "Dismiss", "Dismissing…", r.busy).OnClick(s.onDismissError(taskID, e.Stamp)),
+		busyButton(idErrorDismiss, "Dismiss", "Dismissing…", r.busy).OnClick(tv.onDismissError(taskID, e.Stamp)),
 	)
 }
 
 // onDismissError sends error.dismiss for the error with stamp. Only a
 // failure changes what the banner says; success shows once the summary
 // without the error arrives.
-func (s *shell) onDismissError(taskID, stamp string) app.EventHandler {
+func (tv *taskView) onDismissError(taskID, stamp string) app.EventHandler {
 	return func(app.Context, app.Event) {
-		if s.link == nil {
+		if tv.Shell.link == nil || !tv.mounted {
 			return
 		}
-		if s.dismissal.busy && s.dismissal.names(taskID, stamp) {
+		if tv.dismissal.busy && tv.dismissal.names(taskID, stamp) {
 			return
 		}
-		s.dismissal = dismissal{taskID: taskID, stamp: stamp, request: request{busy: true}}
-		ctx, client := s.link.ui, s.link.client
+		tv.dismissal = dismissal{taskID: taskID, stamp: stamp, request: request{busy: true}}
+		ctx, client := tv.Shell.link.ui, tv.Shell.link.client
 		req := shared.ErrorDismissRequest{TaskID: taskID, Stamp: stamp}
 		ctx.Async(func() {
 			err := client.Request(context.Background(), shared.ActionErrorDismiss, req, nil)
-			ctx.Dispatch(func(app.Context) { s.dismissed(req, err) })
+			dispatch(ctx, func(app.Context) { tv.dismissed(req, err) })
 		})
 	}
 }
 
 // dismissed records the answer to an error.dismiss request, unless a
 // newer one was sent since.
-func (s *shell) dismissed(req shared.ErrorDismissRequest, err error) {
-	if !s.dismissal.names(req.TaskID, req.Stamp) {
+func (tv *taskView) dismissed(req shared.ErrorDismissRequest, err error) {
+	if !tv.dismissal.names(req.TaskID, req.Stamp) {
 		return
 	}
-	s.dismissal.answered(err)
+	tv.dismissal.answered(err)
 }

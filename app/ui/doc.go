@@ -5,14 +5,59 @@
 //
 // # Structure
 //
-// One root component, the shell, owns the page: the top bar with the
-// connection indicator, the task switcher (a left sidebar on desktop, a
-// sheet on phones), and the main pane (the selected task, or the new task
-// form when none is selected). The layout follows the viewport width:
-// desktopMinWidth and the media queries of web/static/app.css use the same
-// 768 px breakpoint. Task rows are the only child components, so that an
-// unchanged row is skipped cheaply on re-render; the sidebar and the sheet
-// render the very same row component from the same state.Row.
+// The root component, the shell, keeps only layout and routing: the top
+// bar with the connection indicator (and, while disconnected, the
+// "Reconnecting… Retry now" banner; live indicators then freeze as the
+// last known state), the task switcher (a left sidebar on desktop, a sheet
+// on phones) and the main pane: the selected task, or the new task form
+// when none is selected. The layout follows the viewport width:
+// desktopMinWidth and the media queries of web/static/app.css use the
+// same 768 px breakpoint; from 1100 px the task's details sit beside its
+// chat, below that they are a tab.
+//
+// Addresses select what is shown: /tasks/{task_id} and
+// /tasks/{task_id}/sessions/{session_id} (state.Route). Every address is
+// the same root component, so navigating keeps it mounted; OnNav takes the
+// new selection, history back and forward included, and the server
+// renders the first screen of any of them. Task rows and session tabs are
+// links, so the server-rendered list works before the app runs.
+//
+// The components:
+//
+//   - taskRow, one row of the switcher, in triage order (state.Triage:
+//     needs you, running, finished since you looked, the rest), with its
+//     last activity and its actions (rename, archive). The sidebar and the
+//     sheet render the very same row from the same state.Row.
+//   - taskView, the selected task: its header, its chat pane (the session
+//     pane, a sessionView) and its details (description, repositories,
+//     git, pull request). It owns the session pane's lifetime: mounted, it
+//     keeps the shown session subscribed; dismounted, it unsubscribes.
+//     Requests report back through its context, so what they change
+//     re-renders it (go-app also re-renders its ancestors).
+//   - messageItem, one transcript entry: only entries that changed are
+//     rendered again, so a streaming message does not re-render the rest.
+//
+// State lives in package state: the store of tasks, the session detail,
+// the outbox, the scroll follow rule, drafts, what was seen, the triage.
+//
+// # The chat pane
+//
+// The transcript scrolls on its own, between the session's header and the
+// dock below it, which holds the request the agent waits on (its choices
+// pinned above the composer), the queue and the composer. It follows new
+// output while the person is at its end, stops when they scroll up and
+// offers "↓ New output" to jump back (state.Follow); a reload restores
+// the position from sessionStorage. It renders the newest transcriptPage
+// messages and pages back on request, from the held ones first, then with
+// message.list. While a question is open the composer answers it, unless
+// the person chooses to send a new prompt instead; Enter sends and
+// Shift+Enter adds a line. Drafts are kept per task in localStorage.
+// Turns that did not end normally (cancelled, failed, interrupted) carry a
+// mark with a Retry, as do agent errors, in plain words with the agent's
+// own text behind a disclosure.
+//
+// Keyboard: Ctrl/Cmd+K focuses the task search, Alt+↓/↑ move to the
+// next/previous task, Alt+Shift+↓ to the next task that needs you.
 //
 // # First screen
 //
@@ -44,7 +89,8 @@
 //     task.status_summary.updated become store writes.
 //   - Session notifications go to the session pane, which keeps the
 //     selected task's shown session subscribed (state.SessionDetail): it
-//     lists the task's sessions, subscribes to the primary or newest one,
+//     lists the task's sessions, subscribes to the one the address names,
+//     else the primary or newest one,
 //     unsubscribes when another task or session is shown, subscribes again
 //     after a reconnect or a seq gap, and flushes streamed message updates
 //     once per requestAnimationFrame. Unconfirmed prompts (state.Outbox)
@@ -54,7 +100,8 @@
 //     page. The session header names the state with the task rows'
 //     indicators and counts running subagents.
 //   - The selected task's active error (from its status summary) is a
-//     banner with the preview as text and a Dismiss button that sends
+//     banner above its chat, in plain words with the preview as text
+//     behind a disclosure, and a Dismiss button that sends
 //     error.dismiss {task_id, stamp}. The banner leaves only when a newer
 //     summary without the error arrives; a failed request shows why.
 //   - The selected task's Git panel lists each repository's latest

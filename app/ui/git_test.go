@@ -14,15 +14,12 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// gitView returns a session pane of task t1 whose open session's snapshot
-// carries repos, inside a shell that shows t1.
-func gitView(repos ...shared.RepositoryGit) (*shell, *sessionView) {
+// gitView returns the task view of task t1 with its session pane, whose
+// open session's snapshot carries repos.
+func gitView(repos ...shared.RepositoryGit) (*taskView, *sessionView) {
 	v := openView(shared.SessionWaitingForInput)
 	v.detail.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1", State: shared.SessionWaitingForInput}, Git: repos})
-	s := v.shell
-	s.store.Apply(state.TaskWrite(newTask("t1", "Fix login", 1, &shared.TaskStatusSummary{Revision: 1})))
-	s.selectedID, s.sessions = "t1", v
-	return s, v
+	return v.tv, v
 }
 
 // gitRepoText returns the words of the panel's entry for repository id,
@@ -108,12 +105,14 @@ func TestGitRefreshShowsItsBusyStateAndItsFailure(t *testing.T) {
 func TestGitPanelNeedsAnOpenSessionOfTheTaskWithRepositories(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(s *shell, v *sessionView)
+		setup func(tv *taskView, v *sessionView)
 	}{
-		{"server render", func(s *shell, _ *sessionView) { s.sessions = nil }},
-		{"another task's pane", func(_ *shell, v *sessionView) { v.taskID = "t2" }},
-		{"no session open", func(_ *shell, v *sessionView) { v.detail = nil }},
-		{"no repositories", func(_ *shell, v *sessionView) { v.detail.Load(shared.SessionSnapshot{Git: []shared.RepositoryGit{}}) }},
+		{"server render", func(tv *taskView, _ *sessionView) { tv.view = nil }},
+		{"another task's pane", func(_ *taskView, v *sessionView) { v.taskID = "t2" }},
+		{"no session open", func(_ *taskView, v *sessionView) { v.detail = nil }},
+		{"no repositories", func(_ *taskView, v *sessionView) {
+			v.detail.Load(shared.SessionSnapshot{Git: []shared.RepositoryGit{}})
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,7 +151,7 @@ func TestDetailSaysWhereTheAgentWorksInEachRepository(t *testing.T) {
 		{ID: "r3", Path: "/src/new", BaseBranch: "main"},
 	}
 	s := booted(task)
-	s.selectedID = "a"
+	s.route = state.Route{TaskID: "a"}
 	markup := html(s)
 
 	repos := regexp.MustCompile(`(?s)<li class="repo">.*?</li>`).FindAllString(markup, -1)

@@ -25,6 +25,9 @@ type link struct {
 	ui     app.Context
 	shell  *shell
 	client *wsclient.Client
+	// subscriptions sends the session panes' subscription changes, one at
+	// a time, in the order they were made.
+	subscriptions *subscriptionQueue
 	// workspaceID is the workspace of the last boot, asked for again on the
 	// next one. Only the OnConnect hook touches it, and the client never
 	// runs two hooks at once.
@@ -35,6 +38,7 @@ type link struct {
 // starts it.
 func newLink(ctx app.Context, s *shell) *link {
 	l := &link{ui: ctx, shell: s, workspaceID: s.bootWorkspaceID}
+	l.subscriptions = &subscriptionQueue{start: func(drain func()) { ctx.Async(drain) }}
 	opts := wsclient.Options{
 		URL:            socketURL(app.Window().URL()),
 		OnConnect:      l.boot,
@@ -83,12 +87,12 @@ func (l *link) status(st wsclient.Status) {
 	case wsclient.StatusOffline:
 		c = state.Offline
 	}
-	l.ui.Dispatch(func(app.Context) { l.shell.store.SetConnection(c) })
+	dispatch(l.ui, func(app.Context) { l.shell.store.SetConnection(c) })
 }
 
 // apply makes a store write on the UI goroutine.
 func (l *link) apply(w state.Write) {
-	l.ui.Dispatch(func(app.Context) { l.shell.store.Apply(w) })
+	dispatch(l.ui, func(app.Context) { l.shell.store.Apply(w) })
 }
 
 // boot is the client's OnConnect hook, the one place that runs after every
@@ -105,7 +109,7 @@ func (l *link) apply(w state.Write) {
 // dispatch of anything the client receives afterwards.
 func (l *link) boot(ctx context.Context) {
 	var mark state.Mark
-	l.ui.Dispatch(func(app.Context) { mark = l.shell.store.Mark() })
+	dispatch(l.ui, func(app.Context) { mark = l.shell.store.Mark() })
 
 	var resp shared.BootResponse
 	if err := l.client.Request(ctx, shared.ActionBoot, shared.BootRequest{WorkspaceID: l.workspaceID}, &resp); err != nil {
@@ -115,9 +119,13 @@ func (l *link) boot(ctx context.Context) {
 	l.workspaceID = resp.WorkspaceID
 	// The new connection has no session open: subscribe the shown one
 	// again (and reconcile its unconfirmed prompts once it is loaded).
-	l.ui.Dispatch(func(ctx app.Context) { l.shell.sessions.reconnected(ctx) })
+	dispatch(l.ui, func(ctx app.Context) {
+		if v := l.shell.sessions; v != nil {
+			v.reconnected(ctx)
+		}
+	})
 	listed := make(map[string]struct{}, len(resp.Tasks))
-	l.ui.Dispatch(func(app.Context) {
+	dispatch(l.ui, func(app.Context) {
 		s := l.shell
 		s.applyBoot(resp, mark, listed)
 		s.bootErr = ""
@@ -126,18 +134,18 @@ func (l *link) boot(ctx context.Context) {
 
 	for cursor := resp.NextCursor; cursor != ""; {
 		var sent state.Mark
-		l.ui.Dispatch(func(app.Context) { sent = l.shell.store.Mark() })
+		dispatch(l.ui, func(app.Context) { sent = l.shell.store.Mark() })
 		var page shared.TaskListResponse
 		req := shared.TaskListRequest{WorkspaceID: resp.WorkspaceID, Cursor: cursor}
 		if err := l.client.Request(ctx, shared.ActionTaskList, req, &page); err != nil {
 			l.failed(err)
 			return
 		}
-		l.ui.Dispatch(func(app.Context) { l.shell.applyListed(page.Tasks, sent, listed) })
+		dispatch(l.ui, func(app.Context) { l.shell.applyListed(page.Tasks, sent, listed) })
 		cursor = page.NextCursor
 	}
 
-	l.ui.Dispatch(func(app.Context) { l.shell.store.Retain(mark, listed) })
+	dispatch(l.ui, func(app.Context) { l.shell.store.Retain(mark, listed) })
 }
 
 // failed shows why loading failed. A lost connection is not shown here:
@@ -148,7 +156,7 @@ func (l *link) failed(err error) {
 		return
 	}
 	msg := describe(err)
-	l.ui.Dispatch(func(app.Context) { l.shell.bootErr = msg })
+	dispatch(l.ui, func(app.Context) { l.shell.bootErr = msg })
 }
 
 // notify is the client's notification handler; it runs on the client's
@@ -180,7 +188,11 @@ func (l *link) notify(env shared.Envelope) {
 		w = state.SummaryWrite(ev.TaskID, ev.StatusSummary)
 	default:
 		if strings.HasPrefix(env.Action, "session.") {
-			l.ui.Dispatch(func(ctx app.Context) { l.shell.sessions.push(ctx, env) })
+			dispatch(l.ui, func(ctx app.Context) {
+				if v := l.shell.sessions; v != nil {
+					v.push(ctx, env)
+				}
+			})
 		}
 		return
 	}

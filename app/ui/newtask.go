@@ -24,6 +24,11 @@ type draft struct {
 	busy bool
 	// err is the last failure, shown under the form; empty when none.
 	err string
+	// field names the input the server refused ("repositories[0].path"),
+	// where the failure shows instead; resolved is the absolute path the
+	// server resolved that repository's path to.
+	field    string
+	resolved string
 }
 
 // repoDraft is one repository row of the new task form.
@@ -90,7 +95,9 @@ func (s *shell) renderNewTask() app.UI {
 					OnInput(s.onDescriptionInput),
 			),
 			s.renderRepoInputs(),
-			app.P().ID("new-task-error").Class("form-error").Role("alert").Text(s.draft.err),
+			app.P().ID("new-task-error").Class("form-error").Role("alert").Body(
+				app.If(s.draft.field == "", func() app.UI { return app.Text(s.draft.err) }),
+			),
 			app.Div().Class("form-actions").Body(submit),
 		)
 }
@@ -135,31 +142,9 @@ func (s *shell) renderRepoInput(i int) app.UI {
 	}
 	return app.FieldSet().Class("repo-input").Body(
 		app.Legend().Class("repo-input-legend").Text("Repository "+n),
-		app.Div().Class("field").Body(
-			app.Label().For(repoInputID("path", i)).Text("Path"),
-			app.Input().
-				ID(repoInputID("path", i)).
-				Type("text").
-				Name("repository_path").
-				Placeholder("/absolute/path/to/repository").
-				AutoComplete(false).
-				Value(r.path).
-				OnInput(s.onRepoPath(i)),
-		),
+		s.repoField(i, "path", "Path", r.path, "/path/to/repository (relative to the server's directory)", s.onRepoPath(i)),
 		app.Div().Class("repo-input-options").Body(
-			app.Div().Class("field").Body(
-				app.Label().For(repoInputID("base", i)).Body(
-					app.Text("Base branch "),
-					app.Span().Class("muted").Text("(optional)"),
-				),
-				app.Input().
-					ID(repoInputID("base", i)).
-					Type("text").
-					Name("base_branch").
-					AutoComplete(false).
-					Value(r.baseBranch).
-					OnInput(s.onRepoBase(i)),
-			),
+			s.repoField(i, "base", "Base branch (optional)", r.baseBranch, "", s.onRepoBase(i)),
 			app.Label().Class("check").For(repoInputID("in-place", i)).Body(
 				inPlace,
 				app.Text(" Run in place (no worktree)"),
@@ -171,6 +156,37 @@ func (s *shell) renderRepoInput(i int) app.UI {
 				OnClick(s.onRemoveRepo(i)).
 				Text("Remove"),
 		),
+	)
+}
+
+// repoFields maps an input kind of a repository row to the field name the
+// server's errors use for it.
+var repoFields = map[string]string{"path": "path", "base": "base_branch"}
+
+// repoField draws one text input of repository row i, with the server's
+// refusal of it, if any, beside it: its message and the path it resolved.
+func (s *shell) repoField(i int, kind, label, value, placeholder string, onInput app.EventHandler) app.UI {
+	id := repoInputID(kind, i)
+	refused := s.draft.field == "repositories["+strconv.Itoa(i)+"]."+repoFields[kind]
+	input := app.Input().ID(id).Type("text").Name("repository_" + repoFields[kind]).
+		AutoComplete(false).Value(value).OnInput(onInput)
+	if placeholder != "" {
+		input = input.Placeholder(placeholder)
+	}
+	if refused {
+		input = input.Aria("invalid", "true").Aria("describedby", id+"-error")
+	}
+	return app.Div().Class("field").Body(
+		app.Label().For(id).Text(label),
+		input,
+		app.If(refused, func() app.UI {
+			return app.Div().ID(id+"-error").Class("field-error").Role("alert").Body(
+				app.P().Text(s.draft.err),
+				app.If(s.draft.resolved != "", func() app.UI {
+					return app.P().Class("field-resolved").Body(app.Text("Resolved to "), app.Code().Text(s.draft.resolved))
+				}),
+			)
+		}),
 	)
 }
 
@@ -287,24 +303,42 @@ func (s *shell) onCreate(ctx app.Context, e app.Event) {
 	ctx.Async(func() {
 		var created shared.Task
 		err := client.Request(context.Background(), shared.ActionTaskCreate, req, &created)
-		ctx.Dispatch(func(ctx app.Context) {
-			s.created(created, sent, err)
-			s.syncSessions(ctx)
+		dispatch(ctx, func(ctx app.Context) {
+			if s.created(created, sent, err) {
+				// The next step: put an agent to work on it. The task view
+				// that shows the button mounts with the new address.
+				s.focusOnOpen = "session-start"
+				s.selectTask(ctx, created.ID)
+			}
 		})
 	})
 }
 
 // created applies the answer to task.create, sent when the store was at
-// sent: a task.updated that overtook the answer stays.
-func (s *shell) created(t shared.Task, sent state.Mark, err error) {
+// sent (a task.updated that overtook the answer stays), and reports
+// whether the task was created.
+func (s *shell) created(t shared.Task, sent state.Mark, err error) bool {
 	s.draft.busy = false
 	if err != nil {
 		s.draft.err = describe(err)
-		return
+		s.draft.field, s.draft.resolved = refusedField(err)
+		return false
 	}
 	s.store.Apply(state.ResponseWrite(t, sent))
 	s.draft = draft{}
-	s.selectedID = t.ID
+	return true
+}
+
+// refusedField reads, from a refusal of task.create, the field it names
+// and the path the server resolved; empty for any other failure.
+func refusedField(err error) (field, resolved string) {
+	var coded *shared.Error
+	if !errors.As(err, &coded) || coded.Code != shared.CodeBadRequest {
+		return "", ""
+	}
+	field, _ = coded.Details["field"].(string)
+	resolved, _ = coded.Details["resolved"].(string)
+	return field, resolved
 }
 
 // describe turns a request failure into a sentence a person can act on.

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/shared"
 )
@@ -64,4 +66,24 @@ func TestNewTaskRepositoriesAreSentTrimmedWithTheirChoices(t *testing.T) {
 			assert.Equal(t, tt.problem, problem)
 		})
 	}
+}
+
+func TestARefusedRepositoryPathShowsAtItsFieldWithTheResolvedPath(t *testing.T) {
+	s := booted()
+	s.draft = draft{title: "Fix login", busy: true, repos: []repoDraft{{path: "./repo"}, {path: "./data/demo-repo"}}}
+	refusal := &shared.Error{Code: shared.CodeBadRequest, Message: "repositories[1].path: not a git repository",
+		Details: map[string]any{"field": "repositories[1].path", "resolved": "/srv/herd/data/demo-repo"}}
+	assert.False(t, s.created(shared.Task{}, s.store.Mark(), refusal))
+
+	markup := html(s)
+	input := elementWith(t, markup, repoInputID("path", 1))
+	assert.Regexp(t, `\baria-invalid\b`, input, "go-app writes a true attribute bare")
+	assert.Contains(t, input, `aria-describedby="`+repoInputID("path", 1)+`-error"`)
+	assert.NotContains(t, elementWith(t, markup, repoInputID("path", 0)), "aria-invalid", "only the refused row")
+	errorAt := markup[strings.Index(markup, `id="`+repoInputID("path", 1)+`-error"`):]
+	assert.Contains(t, errorAt, "not a git repository")
+	assert.Contains(t, errorAt, "<code>/srv/herd/data/demo-repo</code>")
+	formError := regexp.MustCompile(`(?s)<p[^>]*id="new-task-error"[^>]*>(.*?)</p>`).FindStringSubmatch(markup)
+	require.Len(t, formError, 2)
+	assert.NotContains(t, formError[1], "not a git repository", "the message shows at the field, not twice")
 }

@@ -45,19 +45,19 @@ func (p prLink) failure() string {
 }
 
 // prLinkOf returns the control state of task taskID.
-func (s *shell) prLinkOf(taskID string) prLink {
-	if s.prLink.taskID != taskID {
-		return prLink{taskID: taskID, seq: s.prLink.seq}
+func (tv *taskView) prLinkOf(taskID string) prLink {
+	if tv.prLink.taskID != taskID {
+		return prLink{taskID: taskID, seq: tv.prLink.seq}
 	}
-	return s.prLink
+	return tv.prLink
 }
 
 // renderPRLink draws the control that links a pull request to the task by
 // hand: a URL field with a Link button while the task has no link, else the
 // link with an Unlink button. The linked pull request's state follows later
 // in the summary (renderPullRequest), once herd has stored it.
-func (s *shell) renderPRLink(t shared.Task) app.UI {
-	p := s.prLinkOf(t.ID)
+func (tv *taskView) renderPRLink(t shared.Task) app.UI {
+	p := tv.prLinkOf(t.ID)
 	failure := app.If(p.err != "", func() app.UI {
 		return app.P().ID(idTaskPRError).Class("task-pr-error").Role("alert").Text(p.failure())
 	})
@@ -68,7 +68,7 @@ func (s *shell) renderPRLink(t shared.Task) app.UI {
 				prAnchor(t.PullRequestURL),
 				busyButton(idTaskPRUnlink, "Unlink", "Unlinking…", p.busy).Class("task-pr-button").
 					Aria("label", "Remove the pull request link").
-					OnClick(s.onUnlinkPR(t.ID)),
+					OnClick(tv.onUnlinkPR(t.ID)),
 			),
 			failure,
 		)
@@ -82,13 +82,13 @@ func (s *shell) renderPRLink(t shared.Task) app.UI {
 		Spellcheck(false).
 		Attr("autocapitalize", "off").
 		Value(p.input).
-		OnInput(s.onPRInput(t.ID))
+		OnInput(tv.onPRInput(t.ID))
 	if p.err != "" {
 		input = input.Aria("describedby", idTaskPRError).Aria("invalid", "true")
 	}
 	// noValidate: the server's message says what a pull request link is;
 	// the browser's own bubble for type=url would not.
-	return app.Form().Class("task-pr", "task-pr-form").NoValidate(true).OnSubmit(s.onLinkPR(t.ID)).Body(
+	return app.Form().Class("task-pr", "task-pr-form").NoValidate(true).OnSubmit(tv.onLinkPR(t.ID)).Body(
 		app.Label().Class("task-pr-label").For(idTaskPRURL).Text("Pull request URL"),
 		app.Div().Class("task-pr-row").Body(
 			input,
@@ -112,52 +112,52 @@ func prAnchor(link string) app.UI {
 }
 
 // onPRInput keeps task taskID's typed URL in step with its field.
-func (s *shell) onPRInput(taskID string) app.EventHandler {
+func (tv *taskView) onPRInput(taskID string) app.EventHandler {
 	return func(ctx app.Context, _ app.Event) {
-		p := s.prLinkOf(taskID)
+		p := tv.prLinkOf(taskID)
 		p.input = ctx.JSSrc().Get("value").String()
-		s.prLink = p
+		tv.prLink = p
 	}
 }
 
 // onLinkPR links the typed URL, trimmed; an empty field sends nothing.
-func (s *shell) onLinkPR(taskID string) app.EventHandler {
+func (tv *taskView) onLinkPR(taskID string) app.EventHandler {
 	return func(_ app.Context, e app.Event) {
 		e.PreventDefault()
-		if link := strings.TrimSpace(s.prLinkOf(taskID).input); link != "" {
-			s.sendPRLink(taskID, link)
+		if link := strings.TrimSpace(tv.prLinkOf(taskID).input); link != "" {
+			tv.sendPRLink(taskID, link)
 		}
 	}
 }
 
 // onUnlinkPR removes the task's pull request link.
-func (s *shell) onUnlinkPR(taskID string) app.EventHandler {
-	return func(app.Context, app.Event) { s.sendPRLink(taskID, "") }
+func (tv *taskView) onUnlinkPR(taskID string) app.EventHandler {
+	return func(app.Context, app.Event) { tv.sendPRLink(taskID, "") }
 }
 
 // sendPRLink sends task.update with link as task taskID's pull request
 // link; an empty link removes it. The request runs and reports back through
 // the shell's context: the button that sent it leaves the page on success.
-func (s *shell) sendPRLink(taskID, link string) {
-	if s.link == nil {
+func (tv *taskView) sendPRLink(taskID, link string) {
+	if tv.Shell.link == nil || !tv.mounted {
 		return
 	}
-	p := s.prLinkOf(taskID)
+	p := tv.prLinkOf(taskID)
 	if p.busy {
 		return
 	}
 	p.seq++
 	p.unlink, p.request = link == "", request{busy: true}
-	s.prLink = p
-	ctx, client := s.link.ui, s.link.client
+	tv.prLink = p
+	ctx, client := tv.Shell.link.ui, tv.Shell.link.client
 	req := shared.TaskUpdateRequest{TaskID: taskID, PullRequestURL: &link}
-	seq, sent := p.seq, s.store.Mark()
+	seq, sent := p.seq, tv.Shell.store.Mark()
 	ctx.Async(func() {
 		var t shared.Task
 		err := client.Request(context.Background(), shared.ActionTaskUpdate, req, &t)
-		ctx.Dispatch(func(ctx app.Context) {
-			current := s.prLink.taskID == taskID && s.prLink.seq == seq
-			if s.prLinked(req, seq, t, sent, err) {
+		dispatch(ctx, func(ctx app.Context) {
+			current := tv.prLink.taskID == taskID && tv.prLink.seq == seq
+			if tv.prLinked(req, seq, t, sent, err) {
 				// go-app clears a value by removing the attribute, which
 				// leaves what was typed in the field.
 				ctx.Defer(func(app.Context) { setProperty(idTaskPRURL, "value", "") })
@@ -174,11 +174,11 @@ func (s *shell) sendPRLink(taskID, link string) {
 // task is stored the way every answer holding a task is (a task.updated
 // that overtook it stays); the control changes only if no newer request
 // was sent since.
-func (s *shell) prLinked(req shared.TaskUpdateRequest, seq uint64, t shared.Task, sent state.Mark, err error) bool {
+func (tv *taskView) prLinked(req shared.TaskUpdateRequest, seq uint64, t shared.Task, sent state.Mark, err error) bool {
 	if err == nil {
-		s.store.Apply(state.ResponseWrite(t, sent))
+		tv.Shell.store.Apply(state.ResponseWrite(t, sent))
 	}
-	p := &s.prLink
+	p := &tv.prLink
 	if p.taskID != req.TaskID || p.seq != seq {
 		return false
 	}

@@ -9,20 +9,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/herd-dev/herd/app/state"
 	"github.com/herd-dev/herd/app/wsclient"
 	"github.com/herd-dev/herd/shared"
 )
 
 const prURL = "https://github.com/acme/app/pull/17"
 
-// prShell returns a booted shell showing task a, linked to link ("" for
-// none).
-func prShell(link string) *shell {
+// prShell returns the task view of task a, linked to link ("" for none),
+// in a booted shell.
+func prShell(link string) *taskView {
 	task := newTask("a", "Fix login", 1, &shared.TaskStatusSummary{Revision: 1})
 	task.PullRequestURL = link
 	s := booted(task)
-	s.selectedID = "a"
-	return s
+	s.route = state.Route{TaskID: "a"}
+	return s.taskViewOf(task)
 }
 
 // linkRequest is the task.update a control of task a sends for link.
@@ -97,7 +98,7 @@ func TestFailedPullRequestLinkShowsTheServersMessageAndKeepsTheURL(t *testing.T)
 	s.prLink = prLink{taskID: "a", input: "https://example.com/nope", seq: 1, request: request{busy: true}}
 	msg := `pull_request_url "https://example.com/nope" is not a pull request link such as https://github.com/OWNER/REPO/pull/17`
 
-	ok := s.prLinked(linkRequest("https://example.com/nope"), 1, shared.Task{}, s.store.Mark(), shared.Errorf(shared.CodeBadRequest, "%s", msg))
+	ok := s.prLinked(linkRequest("https://example.com/nope"), 1, shared.Task{}, s.Shell.store.Mark(), shared.Errorf(shared.CodeBadRequest, "%s", msg))
 	assert.False(t, ok)
 	markup := html(s)
 	failure := tagWithClass(t, markup, "task-pr-error")
@@ -116,7 +117,7 @@ func TestFailedUnlinkSaysWhatToDo(t *testing.T) {
 	s := prShell(prURL)
 	s.prLink = prLink{taskID: "a", seq: 3, unlink: true, request: request{busy: true}}
 
-	s.prLinked(linkRequest(""), 3, shared.Task{}, s.store.Mark(), fmt.Errorf("task.update: %w", wsclient.ErrNotConnected))
+	s.prLinked(linkRequest(""), 3, shared.Task{}, s.Shell.store.Mark(), fmt.Errorf("task.update: %w", wsclient.ErrNotConnected))
 	markup := html(s)
 	assert.Contains(t, tagWithClass(t, markup, "task-pr-error"), `role="alert"`)
 	assert.Contains(t, markup, "Could not unlink: not connected to the server.")
@@ -127,21 +128,21 @@ func TestFailedUnlinkSaysWhatToDo(t *testing.T) {
 func TestSuccessfulLinkStoresTheAnsweredTaskAndClearsTheField(t *testing.T) {
 	s := prShell("")
 	s.prLink = prLink{taskID: "a", input: "  " + prURL + " ", seq: 2, request: request{busy: true, err: "earlier"}}
-	sent := s.store.Mark()
-	updated, _ := s.store.Task("a")
+	sent := s.Shell.store.Mark()
+	updated, _ := s.Shell.store.Task("a")
 	updated.PullRequestURL, updated.UpdatedAt = prURL, t0.Add(time.Minute)
 
 	require.True(t, s.prLinked(linkRequest(prURL), 2, updated, sent, nil))
 	assert.Equal(t, prLink{taskID: "a", seq: 2}, s.prLink)
-	markup := html(s)
+	markup := rendered(s.Shell, s)
 	assert.Contains(t, tagWithClass(t, markup, "task-pr-url"), `href="`+prURL+`"`)
 	assert.NotContains(t, markup, "task-pr-error")
 
 	// Unlinking brings back an empty field.
 	s.prLink = prLink{taskID: "a", seq: 3, unlink: true, request: request{busy: true}}
 	updated.PullRequestURL, updated.UpdatedAt = "", t0.Add(2*time.Minute)
-	require.True(t, s.prLinked(linkRequest(""), 3, updated, s.store.Mark(), nil))
-	markup = html(s)
+	require.True(t, s.prLinked(linkRequest(""), 3, updated, s.Shell.store.Mark(), nil))
+	markup = rendered(s.Shell, s)
 	assert.NotContains(t, elementWith(t, markup, idTaskPRURL), "value=")
 	assert.NotContains(t, markup, `class="task-pr-url"`)
 }
@@ -149,12 +150,12 @@ func TestSuccessfulLinkStoresTheAnsweredTaskAndClearsTheField(t *testing.T) {
 func TestAnswerToAnOlderPullRequestLinkLeavesTheControlAlone(t *testing.T) {
 	s := prShell("")
 	s.prLink = prLink{taskID: "b", input: "typed in b", seq: 5}
-	updated, _ := s.store.Task("a")
+	updated, _ := s.Shell.store.Task("a")
 	updated.PullRequestURL, updated.UpdatedAt = prURL, t0.Add(time.Minute)
 
-	assert.False(t, s.prLinked(linkRequest(prURL), 4, updated, s.store.Mark(), nil))
+	assert.False(t, s.prLinked(linkRequest(prURL), 4, updated, s.Shell.store.Mark(), nil))
 	assert.Equal(t, prLink{taskID: "b", input: "typed in b", seq: 5}, s.prLink)
-	stored, _ := s.store.Task("a")
+	stored, _ := s.Shell.store.Task("a")
 	assert.Equal(t, prURL, stored.PullRequestURL, "the answer is stored all the same")
 }
 

@@ -39,8 +39,16 @@ func newTask(id, title string, i int, sum *shared.TaskStatusSummary) shared.Task
 	}
 }
 
-// html renders s the way the server does.
-func html(s *shell) string { return app.HTMLString(s) }
+// html renders a component the way the server does.
+func html(c app.Composer) string { return app.HTMLString(c) }
+
+// viewOf returns the task view s renders for its selected task.
+func viewOf(t *testing.T, s *shell) *taskView {
+	t.Helper()
+	task, ok := s.selectedTask()
+	require.True(t, ok, "no task selected")
+	return s.taskViewOf(task)
+}
 
 // elementWith finds the start tag of the element with id.
 func elementWith(t *testing.T, markup, id string) string {
@@ -69,12 +77,12 @@ func TestBootedShellMarksTheRootReady(t *testing.T) {
 
 func TestDesktopShowsRowsNewestFirstInTheSidebar(t *testing.T) {
 	s := booted(newTask("a", "Older", 1, nil), newTask("b", "Newer", 2, nil))
-	s.selectedID = "a"
+	s.route = state.Route{TaskID: "a"}
 	markup := html(s)
 
 	assert.Contains(t, markup, `class="sidebar"`)
 	assert.NotContains(t, markup, `id="switcher-toggle"`)
-	rows := regexp.MustCompile(`<button[^>]*class="task-row"[^>]*>`).FindAllString(markup, -1)
+	rows := regexp.MustCompile(`<a[^>]*class="task-row"[^>]*>`).FindAllString(markup, -1)
 	require.Len(t, rows, 2)
 	assert.Contains(t, rows[0], `data-task-id="b"`)
 	assert.Contains(t, rows[1], `data-task-id="a"`)
@@ -162,7 +170,7 @@ func TestDetailShowsTheSelectedTaskAndSaysNoSessionYet(t *testing.T) {
 	task.Description = "Users are logged out\nafter a minute."
 	task.Repositories = []shared.TaskRepository{{ID: "r1", Path: "/src/app", BaseBranch: "main"}}
 	s := booted(task)
-	s.selectedID = "a"
+	s.route = state.Route{TaskID: "a"}
 	markup := html(s)
 
 	assert.Contains(t, elementWith(t, markup, "detail-title"), "<h1")
@@ -216,9 +224,8 @@ func TestNewTaskFormShowsItsErrorInline(t *testing.T) {
 func TestCreatedTaskIsStoredAndSelected(t *testing.T) {
 	s := booted()
 	s.draft = draft{title: "Fix login", busy: true}
-	s.created(newTask("n1", "Fix login", 1, nil), s.store.Mark(), nil)
+	assert.True(t, s.created(newTask("n1", "Fix login", 1, nil), s.store.Mark(), nil))
 
-	assert.Equal(t, "n1", s.selectedID)
 	assert.Equal(t, draft{}, s.draft)
 	_, ok := s.store.Task("n1")
 	assert.True(t, ok)
@@ -227,10 +234,10 @@ func TestCreatedTaskIsStoredAndSelected(t *testing.T) {
 func TestFailedCreateKeepsTheDraft(t *testing.T) {
 	s := booted()
 	s.draft = draft{title: "Fix login", busy: true}
-	s.created(shared.Task{}, s.store.Mark(), shared.Errorf(shared.CodeBadRequest, "title is too long"))
+	assert.False(t, s.created(shared.Task{}, s.store.Mark(), shared.Errorf(shared.CodeBadRequest, "title is too long")))
 
 	assert.Equal(t, draft{title: "Fix login", err: "title is too long"}, s.draft)
-	assert.Empty(t, s.selectedID)
+	assert.Equal(t, state.Route{}, s.route)
 }
 
 func TestDescribeSaysWhetherTheOutcomeIsKnown(t *testing.T) {
@@ -258,4 +265,11 @@ func TestSocketURLFollowsThePageOrigin(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, socketURL(u))
 	}
+}
+
+func TestRowShowsTheSummarysPreviewAsText(t *testing.T) {
+	evil := `"><img src=x onerror=alert(1)> answer`
+	markup := html(booted(newTask("a", "Fix login", 1, &shared.TaskStatusSummary{Revision: 1, Preview: evil})))
+	assert.Contains(t, markup, `<span class="row-preview">&#34;&gt;&lt;img src=x onerror=alert(1)&gt; answer</span>`)
+	assert.NotContains(t, markup, "<img src=x")
 }

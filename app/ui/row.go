@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -18,25 +19,46 @@ type taskRow struct {
 
 	Row      state.Row
 	Selected bool
+	// Now is today's local date (time.DateOnly): activity of today shows
+	// its time, older activity its date.
+	Now string
+	// Edit is the row's open actions (menu, rename, archive), if any.
+	Edit rowEdit
+	// Shell is the page, for the row's actions; it never changes.
+	Shell *shell
 }
 
 // Render draws the row: state icon, title, git, pull request and queue
 // details, and the error dot.
 func (r *taskRow) Render() app.UI {
 	row := r.Row
-	button := app.Button().
-		Type("button").
+	// A link, so the server-rendered list works before the app runs (the
+	// server renders the task's page) and opens in a new tab on request;
+	// in the running app go-app turns the click into in-page navigation.
+	button := app.A().
+		Href(state.Route{TaskID: row.TaskID}.Path()).
 		Class("task-row").
-		DataSet("task-id", row.TaskID).
-		OnClick(r.onClick)
+		DataSet("task-id", row.TaskID)
 	if r.Selected {
-		button = button.Aria("current", "true")
+		button = button.Aria("current", "page")
+	}
+	title := app.Span().Class("row-title").Text(titleOrPlaceholder(row.Title))
+	if app.IsClient {
+		// The whole title as a tooltip for one cut short; see renderHead.
+		title = title.Title(titleOrPlaceholder(row.Title))
 	}
 	return app.Li().Class("task-item").Body(
 		button.Body(
 			stateIcon(row.Indicator),
 			app.Span().Class("row-body").Body(
-				app.Span().Class("row-title").Text(titleOrPlaceholder(row.Title)),
+				app.Span().Class("row-line").Body(
+					title,
+					activityTime(row.LastActivity, r.Now),
+				),
+				app.If(row.Preview != "", func() app.UI {
+					// Agent text: only ever a text node.
+					return app.Span().Class("row-preview").Text(row.Preview)
+				}),
 				app.If(row.HasGit || row.HasPR || row.Queued > 0, func() app.UI {
 					return app.Span().Class("row-meta").Body(
 						app.If(row.HasGit, func() app.UI {
@@ -50,12 +72,23 @@ func (r *taskRow) Render() app.UI {
 			),
 			app.If(row.HasError, errorDot),
 		),
+		r.renderRowActions(),
 	)
 }
 
-// onClick asks the shell to show this row's task.
-func (r *taskRow) onClick(ctx app.Context, _ app.Event) {
-	ctx.NewActionWithValue(actionSelectTask, r.Row.TaskID)
+// activityTime shows when a task last did something: the time for
+// today's activity, the date for older.
+func activityTime(ms int64, today string) app.UI {
+	if ms <= 0 {
+		return nil
+	}
+	at := time.UnixMilli(ms)
+	text := at.Format("2 Jan")
+	if at.Format(time.DateOnly) == today {
+		text = at.Format("15:04")
+	}
+	stamp := at.UTC().Format(time.RFC3339)
+	return app.Time().Class("row-time").DateTime(stamp).Title("Last activity " + stamp).Text(text)
 }
 
 // stateIcon draws an indicator as a small labelled shape; its colour and

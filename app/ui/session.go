@@ -19,13 +19,16 @@ import (
 // the person picks another.
 const defaultProfileID = "mock"
 
-// sessionView is the session pane of the selected task, owned by the shell
-// and touched only on the UI goroutine. It keeps at most one session open
-// (subscribed) on the connection: the one shown.
+// sessionView is the session pane of the selected task, owned by the task
+// view and touched only on the UI goroutine. It keeps at most one session
+// open (subscribed) on the connection: the one shown.
 type sessionView struct {
-	shell *shell
+	tv *taskView
 	// taskID is the task whose sessions are listed.
-	taskID   string
+	taskID string
+	// wanted is the session the address names; empty for the primary (or
+	// newest) one.
+	wanted   string
 	sessions []shared.Session
 	listErr  string
 	// openID is the session subscribed on the connection; detail and
@@ -36,16 +39,39 @@ type sessionView struct {
 	// subscribing is set while session.subscribe is in flight, so a
 	// re-render or a resync never subscribes twice.
 	subscribing bool
-	// subscriptions sends the subscription changes in order.
+	// subscriptions sends the subscription changes in order: the link's
+	// one queue, shared by every pane the connection has had, so that a
+	// pane closed while another opens cannot unsubscribe after the new
+	// one subscribed.
 	subscriptions *subscriptionQueue
 
 	profileID string
 	starting  bool
-	input     string
-	// answers holds the clarification answers being typed, by pending id.
-	answers map[string]string
+	// started is the session this pane started last.
+	started string
+	// input is the composer's text; drafts keeps it per task.
+	input  string
+	drafts state.Drafts
+	// asPrompt sends the composer's text as a new prompt while a question
+	// is open, instead of as its answer.
+	asPrompt bool
 	// err is the last failed action, shown above the composer.
 	err string
+	// follow decides whether the transcript scrolls with new output.
+	follow state.Follow
+	// shown is how many of the newest held messages the transcript
+	// renders; "Show earlier" raises it.
+	shown int
+	// earlier is set while a page of older messages is being fetched.
+	earlier request
+	// scroll listens for the transcript's scroll events; enter for Enter
+	// in the composer.
+	scroll app.Func
+	enter  app.Func
+	// focusOnLoad moves focus to an open request once the session just
+	// opened has loaded: opening a task that needs you lands on what it
+	// needs. A reload of the same session (a reconnect) leaves focus alone.
+	focusOnLoad bool
 	// refresh is the last session.git.refresh sent, with its outcome.
 	refresh gitRefresh
 
@@ -55,55 +81,78 @@ type sessionView struct {
 	framePending bool
 }
 
-// newSessionView returns the session pane of a mounted shell.
-func newSessionView(s *shell) *sessionView {
-	v := &sessionView{shell: s, profileID: defaultProfileID, answers: make(map[string]string)}
-	v.subscriptions = &subscriptionQueue{start: func(drain func()) { v.ui().Async(drain) }}
+// newSessionView returns the session pane of a mounted task view.
+func newSessionView(tv *taskView) *sessionView {
+	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage{}), shown: transcriptPage}
+	v.subscriptions = tv.Shell.link.subscriptions
 	v.frame = app.FuncOf(func(app.Value, []app.Value) any {
-		s.link.ui.Dispatch(func(app.Context) {
+		dispatch(v.ui(), func(ctx app.Context) {
 			v.framePending = false
-			if v.detail != nil {
-				v.detail.Flush()
+			if v.detail != nil && v.detail.Flush() > 0 {
+				v.output()
 			}
 		})
 		return nil
 	})
+	v.listenForScroll()
+	v.listenForEnter()
 	return v
 }
 
-// release frees the frame callback.
-func (v *sessionView) release() { v.frame.Release() }
+// release frees the frame callback and the listeners.
+func (v *sessionView) release() {
+	v.frame.Release()
+	v.stopListeningForScroll()
+	v.stopListeningForEnter()
+}
 
-func (v *sessionView) client() *wsclient.Client { return v.shell.link.client }
+func (v *sessionView) client() *wsclient.Client { return v.tv.Shell.link.client }
 
 // ui returns the shell's context. Requests run and report back through
 // it rather than through an event's context: go-app drops a dispatch whose
 // source element has left the page, and the button that started a request
-// often has by the time it is answered.
-func (v *sessionView) ui() app.Context { return v.shell.link.ui }
+// often has by the time it is answered. A dispatch through it re-renders
+// the shell, and with it the task view (see taskView.Rev).
+func (v *sessionView) ui() app.Context { return v.tv.Shell.link.ui }
 
-// show makes task the one whose sessions are shown; an unchanged task
-// changes nothing, so re-renders never list or subscribe again.
-func (v *sessionView) show(ctx app.Context, task shared.Task) {
+// show makes task the one whose sessions are shown, and sessionID (empty
+// for the task's primary or newest) the open one. An unchanged task and
+// session change nothing, so re-renders never list or subscribe again.
+func (v *sessionView) show(ctx app.Context, task shared.Task, sessionID string) {
 	if task.ID == v.taskID {
+		if sessionID == v.wanted {
+			return
+		}
+		v.wanted = sessionID
+		for _, s := range v.sessions {
+			if s.ID == sessionID || (sessionID == "" && s.ID == task.PrimarySessionID) {
+				v.open(ctx, s)
+				return
+			}
+		}
+		if sessionID == "" && len(v.sessions) > 0 {
+			v.open(ctx, v.sessions[len(v.sessions)-1])
+		}
 		return
 	}
-	v.close(ctx)
-	v.taskID, v.sessions, v.listErr, v.err = task.ID, nil, "", ""
+	v.close()
+	v.taskID, v.wanted, v.sessions, v.listErr, v.err = task.ID, sessionID, nil, "", ""
+	v.input, v.asPrompt = v.drafts.Get(task.ID), false
+	v.restoreDraft()
 	if task.ID != "" {
 		v.list(ctx, task.PrimarySessionID)
 	}
 }
 
-// list loads the task's sessions and opens the primary one (or the
-// newest) unless one is open already.
+// list loads the task's sessions and opens the one the address names, or
+// else the primary one (or the newest), unless one is open already.
 func (v *sessionView) list(ctx app.Context, primary string) {
 	ctx = v.ui()
 	taskID := v.taskID
 	ctx.Async(func() {
 		var resp shared.SessionListResponse
 		err := v.client().Request(context.Background(), shared.ActionSessionList, map[string]string{"task_id": taskID}, &resp)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if v.taskID != taskID {
 				return
 			}
@@ -125,6 +174,11 @@ func (v *sessionView) list(ctx app.Context, primary string) {
 					pick = s
 				}
 			}
+			for _, s := range v.sessions {
+				if s.ID == v.wanted {
+					pick = s
+				}
+			}
 			v.open(ctx, pick)
 		})
 	})
@@ -136,11 +190,13 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 	if s.ID == v.openID {
 		return
 	}
-	v.close(ctx)
+	v.close()
 	v.openID = s.ID
+	v.follow, v.shown, v.earlier, v.focusOnLoad = state.Follow{}, transcriptPage, request{}, true
 	v.detail = state.NewSessionDetail(s.ID)
 	v.detail.SetSession(s)
 	v.outbox = state.NewOutbox(localStorage{}, s.ID, newClientMessageID)
+	v.restoreDraft()
 	v.subscribe(ctx)
 	id := s.ID
 	v.subscriptions.do(func() {
@@ -149,14 +205,13 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 }
 
 // close unsubscribes from the open session, if any.
-func (v *sessionView) close(app.Context) {
+func (v *sessionView) close() {
 	if v.openID == "" {
 		return
 	}
 	id := v.openID
-	v.openID, v.detail, v.outbox, v.subscribing, v.input = "", nil, nil, false, ""
+	v.openID, v.detail, v.outbox, v.subscribing = "", nil, nil, false
 	v.refresh = gitRefresh{}
-	clear(v.answers)
 	v.subscriptions.do(func() {
 		_ = v.client().Request(context.Background(), shared.ActionSessionUnsubscribe, shared.SessionRef{SessionID: id}, nil)
 	})
@@ -200,7 +255,7 @@ func (v *sessionView) join(ctx app.Context, leaveFirst bool, attempt int) {
 			_ = c.Request(context.Background(), shared.ActionSessionUnsubscribe, shared.SessionRef{SessionID: id}, nil)
 			err = c.Request(context.Background(), shared.ActionSessionSubscribe, shared.SessionRef{SessionID: id}, &resp)
 		}
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if v.detail != detail {
 				return
 			}
@@ -224,6 +279,18 @@ func (v *sessionView) join(ctx app.Context, leaveFirst bool, attempt int) {
 				return
 			}
 			v.detail.Load(*resp.Snapshot)
+
+			v.restoreScroll()
+			if v.focusOnLoad {
+				v.focusOnLoad = false
+				if len(v.openRequests()) > 0 {
+					v.focusRequest()
+				} else if v.started == v.openID {
+					// A session the person just started: its composer is
+					// what comes next.
+					focus(v.ui(), idComposerInput)
+				}
+			}
 			v.reconcile(ctx)
 		})
 	})
@@ -291,12 +358,16 @@ func (v *sessionView) push(ctx app.Context, env shared.Envelope) {
 	if v.detail == nil {
 		return
 	}
+	writes := v.detail.Writes()
 	if v.detail.Push(env) {
 		v.resubscribe(ctx)
 		return
 	}
 	if env.Action == shared.NotifySessionStateChanged || env.Action == shared.NotifySessionActivityChanged {
 		v.updateListed()
+	}
+	if v.detail.Writes() != writes {
+		v.output()
 	}
 	if v.detail.Pending() && !v.framePending {
 		v.framePending = true
@@ -344,7 +415,7 @@ func (v *sessionView) onStart(ctx app.Context, _ app.Event) {
 	ctx.Async(func() {
 		var s shared.Session
 		err := v.client().Request(context.Background(), shared.ActionSessionCreate, req, &s)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			v.starting = false
 			if v.taskID != req.TaskID {
 				return
@@ -356,7 +427,10 @@ func (v *sessionView) onStart(ctx app.Context, _ app.Event) {
 			if !slices.ContainsFunc(v.sessions, func(x shared.Session) bool { return x.ID == s.ID }) {
 				v.sessions = append(v.sessions, s)
 			}
+			v.started = s.ID
 			v.open(ctx, s)
+			v.wanted = s.ID
+			v.tv.Shell.navigate(ctx, state.Route{TaskID: v.taskID, SessionID: s.ID})
 		})
 	})
 }
@@ -364,17 +438,6 @@ func (v *sessionView) onStart(ctx app.Context, _ app.Event) {
 // onProfile records the agent profile picked for the next session.
 func (v *sessionView) onProfile(ctx app.Context, _ app.Event) {
 	v.profileID = ctx.JSSrc().Get("value").String()
-}
-
-// onOpenSession shows the session whose tab was clicked.
-func (v *sessionView) onOpenSession(id string) app.EventHandler {
-	return func(ctx app.Context, _ app.Event) {
-		for _, s := range v.sessions {
-			if s.ID == id {
-				v.open(ctx, s)
-			}
-		}
-	}
 }
 
 // gitRefresh is one session.git.refresh request: the session it names and
@@ -397,7 +460,7 @@ func (v *sessionView) onGitRefresh(ctx app.Context, _ app.Event) {
 	v.refresh = gitRefresh{sessionID: id, request: request{busy: true}}
 	ctx.Async(func() {
 		err := v.client().Request(context.Background(), shared.ActionSessionGitRefresh, shared.SessionRef{SessionID: id}, nil)
-		ctx.Dispatch(func(app.Context) { v.refreshed(id, err) })
+		dispatch(ctx, func(app.Context) { v.refreshed(id, err) })
 	})
 }
 

@@ -15,7 +15,12 @@ import (
 
 // openView returns a session pane showing a loaded session in st with msgs.
 func openView(st shared.SessionState, msgs ...shared.Message) *sessionView {
-	v := &sessionView{shell: booted(), taskID: "t1", openID: "s1", answers: map[string]string{}}
+	task := newTask("t1", "Fix login", 1, &shared.TaskStatusSummary{Revision: 1})
+	s := booted(task)
+	s.route = state.Route{TaskID: "t1"}
+	tv := s.taskViewOf(task)
+	v := &sessionView{tv: tv, taskID: "t1", openID: "s1", shown: transcriptPage, drafts: state.NewDrafts(state.MapKV{})}
+	tv.view = v
 	v.detail = state.NewSessionDetail("s1")
 	v.detail.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1", State: st}, Messages: msgs})
 	v.outbox = state.NewOutbox(state.MapKV{}, "s1", func() string { return "cm-1" })
@@ -117,13 +122,14 @@ func TestSessionListAnsweredAfterANewerActivityEventDoesNotOverwriteIt(t *testin
 // how.
 func TestAgentPickerNamesWhatAnAgentLacks(t *testing.T) {
 	v := openView(shared.SessionWaitingForInput)
-	v.shell.store.SetAgentProfiles([]shared.AgentProfile{
+	v.tv.Shell.store.SetAgentProfiles([]shared.AgentProfile{
 		{ID: "mock", Name: "Mock agent", Available: true},
 		{ID: "claude-code", Name: "Claude Code", Missing: "needs npx and node on PATH"},
 		{ID: "codex", Name: "Codex", Available: true, AuthRequired: []shared.AuthMethod{
 			{ID: "api-key", Name: "API Key", Vars: []string{"CODEX_API_KEY", "OPENAI_API_KEY"}}, {ID: "chat-gpt", Name: "ChatGPT"},
 		}},
 	})
+	v.tv.Profiles = v.tv.Shell.store.AgentProfiles()
 	markup := paneHTML(v)
 	claude := regexp.MustCompile(`<option[^>]*value="claude-code"[^>]*>`).FindString(markup)
 	assert.Regexp(t, regexpDisabled, claude, "an unavailable agent cannot be chosen")

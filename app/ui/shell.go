@@ -1,18 +1,20 @@
 package ui
 
 import (
+	"sync"
+	"sync/atomic"
+	"time"
+
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"github.com/herd-dev/herd/app/state"
+	"github.com/herd-dev/herd/shared"
 )
 
 // desktopMinWidth is the narrowest viewport, in CSS pixels, that gets the
 // desktop layout; narrower ones get the phone layout. app.css uses the same
 // breakpoint in its media queries.
 const desktopMinWidth = 768
-
-// actionSelectTask is posted by a task row with the task id as its value.
-const actionSelectTask = "herd.task.select"
 
 // Element ids that code refers to besides the markup that defines them.
 const (
@@ -25,9 +27,26 @@ const (
 // before app.RunWhenOnBrowser, with a nil snapshot; the server calls it
 // before serving pages (a path that is not registered on the server
 // answers 404), with a snapshot that lets it render the first screen with
-// data.
+// data. go-app's routes are one registry per process, and a pattern route
+// registered twice would keep answering with the first one: the pages are
+// registered once, and a later call only replaces the snapshot (a test
+// process starts one server after another).
 func Routes(snapshot SnapshotFunc) {
-	app.Route("/", func() app.Composer { return &shell{snapshot: snapshot} })
+	pages.snapshot.Store(&snapshot)
+	pages.once.Do(func() {
+		page := func() app.Composer { return &shell{snapshot: *pages.snapshot.Load()} }
+		app.Route("/", page)
+		// Every address is the same root: navigating between them keeps
+		// the mounted shell (go-app updates a component of the same type
+		// in place) and only changes what OnNav selects.
+		app.RouteWithRegexp(`^/tasks/[^/]+(/sessions/[^/]+)?/?$`, page)
+	})
+}
+
+// pages holds what Routes registered: once, with the latest snapshot.
+var pages struct {
+	once     sync.Once
+	snapshot atomic.Pointer[SnapshotFunc]
 }
 
 // shell is the root component; see the package documentation.
@@ -42,24 +61,36 @@ type shell struct {
 	// bootWorkspaceID is the workspace of the embedded snapshot; the first
 	// live boot asks for it again.
 	bootWorkspaceID string
-	// link and wake exist only while mounted in the browser.
+	// link, wake and keys exist only while mounted in the browser.
 	link *link
 	wake *wakeListener
-	// sessions is the selected task's session pane; browser only.
+	keys *keyListener
+	// sessions is the mounted task view's session pane, if any; browser
+	// only. The task view sets and clears it.
 	sessions *sessionView
 
 	// ready is set once the first boot response has been applied.
 	ready bool
 	// bootErr is the server's answer when a boot failed; empty otherwise.
-	bootErr    string
-	phone      bool
-	sheetOpen  bool
-	selectedID string
-	draft      draft
-	// dismissal is the last error.dismiss sent, with its outcome.
-	dismissal dismissal
-	// prLink is the selected task's pull request link control.
-	prLink prLink
+	bootErr   string
+	phone     bool
+	sheetOpen bool
+	// route is what the address selects.
+	route state.Route
+	// seen remembers when each task was last looked at; query filters the
+	// switcher by title; today is the local date rows compare their last
+	// activity with.
+	seen  state.Seen
+	query string
+	today string
+	// focusOnOpen is the element the next task view to mount focuses
+	// once it has rendered; empty for none.
+	focusOnOpen string
+	// renders counts the shell's renders; see taskView.Rev.
+	renders uint64
+	// rowEdit is the open actions of one task row.
+	rowEdit rowEdit
+	draft   draft
 }
 
 // OnInit creates the store; it runs on the server and in the browser,
@@ -67,6 +98,7 @@ type shell struct {
 func (s *shell) OnInit() {
 	s.store = state.New()
 	if app.IsClient {
+		s.seen = state.LoadSeen(localStorage{})
 		s.hydrate()
 	}
 }
@@ -74,11 +106,20 @@ func (s *shell) OnInit() {
 // OnMount runs only in the browser: it picks the layout and connects.
 func (s *shell) OnMount(ctx app.Context) {
 	s.measure()
-	ctx.Handle(actionSelectTask, s.onSelectTask)
+	s.route = state.ParseRoute(app.Window().URL().Path)
 	s.link = newLink(ctx, s)
-	s.sessions = newSessionView(s)
 	s.wake = listenForWake(s.link.client.Nudge)
+	s.keys = listenForKeys(s)
 	s.link.client.Start()
+}
+
+// OnNav runs when the address changes (a link, history back or forward):
+// the selection follows it.
+func (s *shell) OnNav(ctx app.Context) {
+	s.route = state.ParseRoute(ctx.Page().URL().Path)
+	if s.sheetOpen {
+		s.sheetOpen = false
+	}
 }
 
 // OnDismount disconnects. The client's goroutines reach the UI goroutine
@@ -86,8 +127,8 @@ func (s *shell) OnMount(ctx app.Context) {
 // does not deadlock.
 func (s *shell) OnDismount() {
 	s.wake.release()
+	s.keys.release()
 	s.link.client.Close()
-	s.sessions.release()
 }
 
 // OnResize switches between the phone and the desktop layout.
@@ -104,8 +145,15 @@ func (s *shell) measure() {
 	s.phone = w > 0 && w < desktopMinWidth
 }
 
-// Render draws the page.
+// Render draws the page: the top bar, the connection banner, the task
+// switcher (sidebar or sheet) and the main pane.
 func (s *shell) Render() app.UI {
+	s.renders++
+	s.today = time.Now().Format(time.DateOnly)
+	if t, ok := s.selectedTask(); ok {
+		// The task on screen is being looked at: what it did is seen.
+		s.seen.Look(t.ID, state.RowOf(t).LastActivity)
+	}
 	layout := "layout-desktop"
 	if s.phone {
 		layout = "layout-phone"
@@ -114,8 +162,15 @@ func (s *shell) Render() app.UI {
 	if s.ready {
 		root = root.DataSet("ready", "true")
 	}
+	if s.ready && s.store.Connection() != state.Online {
+		// Live indicators freeze: what they show is the last known state.
+		root = root.Class("stale")
+	}
 	header := s.renderTopbar()
 	main := app.Main().ID("main").Class("main")
+	if _, selected := s.selectedTask(); selected {
+		main = main.Class("main-task")
+	}
 	if s.sheetOpen {
 		// The open sheet is modal: the page behind it takes no focus or
 		// clicks.
@@ -124,6 +179,7 @@ func (s *shell) Render() app.UI {
 	}
 	return root.Body(
 		header,
+		s.renderConnectionBanner(),
 		app.If(!s.phone, func() app.UI {
 			return app.Aside().Class("sidebar").Aria("label", "Tasks").Body(s.renderSwitcher(false))
 		}),
@@ -169,50 +225,89 @@ func (s *shell) renderTopbar() app.HTMLHeader {
 	)
 }
 
-// renderMain draws the main pane: a boot error if any, then the selected
-// task, or the new task form when none is selected.
-func (s *shell) renderMain() app.UI {
-	t, selected := s.store.Task(s.selectedID)
-	return app.Div().Class("main-inner").Body(
-		app.If(s.bootErr != "", func() app.UI {
-			return app.P().Class("banner", "banner-error").Role("alert").Text("Could not load tasks: " + s.bootErr)
-		}),
-		app.If(selected, func() app.UI { return s.renderDetail(t, s.sessionPane()) }).
-			Else(s.renderNewTask),
-	)
+// renderConnectionBanner says, while the connection is down after it was
+// up, that what the page shows is the last known state, with a button
+// that reconnects at once instead of waiting out the backoff.
+//
+// Its slot is always there, empty while online: go-app matches children
+// by position, and a banner that came and went before the panes would
+// make it rebuild them (and remount the task view) every time.
+func (s *shell) renderConnectionBanner() app.UI {
+	slot := app.Div().Class("reconnect-slot")
+	if !s.ready || s.store.Connection() == state.Online {
+		return slot
+	}
+	return slot.Body(app.Div().ID("reconnect-banner").Class("reconnect-banner").Role("status").Body(
+		app.Span().Class("reconnect-text").Text("Reconnecting… States shown are the last known."),
+		app.Button().ID("reconnect-now").Class("text-button").Type("button").OnClick(s.onReconnectNow).Text("Retry now"),
+	))
 }
 
-// onSelectTask handles actionSelectTask: it shows the task and closes the
-// phone sheet.
-func (s *shell) onSelectTask(ctx app.Context, a app.Action) {
-	id, ok := a.Value.(string)
-	if !ok {
-		return
+// onReconnectNow skips the reconnect backoff.
+func (s *shell) onReconnectNow(app.Context, app.Event) {
+	if s.link != nil {
+		s.link.client.Nudge()
 	}
-	s.selectedID = id
-	s.syncSessions(ctx)
+}
+
+// selectedTask returns the task the address selects, if the store holds
+// it.
+func (s *shell) selectedTask() (shared.Task, bool) {
+	if s.route.TaskID == "" {
+		return shared.Task{}, false
+	}
+	return s.store.Task(s.route.TaskID)
+}
+
+// renderMain draws the main pane: a boot error if any, then the selected
+// task, or the new task form when none is selected (or the addressed task
+// is not there).
+func (s *shell) renderMain() app.UI {
+	t, selected := s.selectedTask()
+	missing := s.route.TaskID != "" && !selected && s.ready
+	return app.If(selected, func() app.UI { return s.taskViewOf(t) }).Else(func() app.UI {
+		return app.Div().Class("main-inner").Body(
+			app.If(s.bootErr != "", func() app.UI {
+				return app.P().Class("banner", "banner-error").Role("alert").Text("Could not load tasks: " + s.bootErr)
+			}),
+			app.If(missing, func() app.UI {
+				return app.P().ID("task-missing").Class("banner").Role("status").
+					Text("That task is not in this workspace: it was archived, deleted or never existed here.")
+			}),
+			s.renderNewTask(),
+		)
+	})
+}
+
+// taskViewOf returns the task view of t, the selected task, with its
+// input from the shell.
+func (s *shell) taskViewOf(t shared.Task) *taskView {
+	return &taskView{
+		Shell:     s,
+		Task:      t,
+		SessionID: s.route.SessionID,
+		Phone:     s.phone,
+		Conn:      s.store.Connection(),
+		Profiles:  s.store.AgentProfiles(),
+		Rev:       s.renders,
+	}
+}
+
+// selectTask navigates to task id's address.
+func (s *shell) selectTask(ctx app.Context, id string) {
+	s.navigate(ctx, state.Route{TaskID: id})
 	if s.sheetOpen {
 		s.closeSheet(ctx)
 	}
 }
 
-// syncSessions points the session pane at the selected task; an unchanged
-// selection changes nothing.
-func (s *shell) syncSessions(ctx app.Context) {
-	if s.sessions == nil {
+// navigate makes r the page's address, in the history, and selects it.
+func (s *shell) navigate(ctx app.Context, r state.Route) {
+	if r == s.route {
 		return
 	}
-	t, _ := s.store.Task(s.selectedID)
-	s.sessions.show(ctx, t)
-}
-
-// sessionPane is the session pane in the browser; nil on the server,
-// whose render has no connection to list sessions with.
-func (s *shell) sessionPane() app.UI {
-	if s.sessions == nil || s.sessions.taskID != s.selectedID {
-		return nil
-	}
-	return s.sessions.renderSessionPane()
+	s.route = r
+	ctx.Navigate(r.Path())
 }
 
 // focus moves keyboard focus to the element with id once the current

@@ -82,7 +82,7 @@ func TestErrorBannerShowsThePreviewAsTextWithADismissButton(t *testing.T) {
 	evil := `"><img src=x onerror=alert(1)> \" onmouseover="alert(2)`
 	sum := &shared.TaskStatusSummary{Revision: 3, ActiveError: &shared.ActiveError{SessionID: "s1", Stamp: "e-1", Preview: evil}}
 	s := booted(newTask("a", "Broken", 1, sum))
-	s.selectedID = "a"
+	s.route = state.Route{TaskID: "a"}
 	markup := html(s)
 
 	banner := elementWith(t, markup, "error-banner")
@@ -102,41 +102,43 @@ func TestErrorBannerShowsThePreviewAsTextWithADismissButton(t *testing.T) {
 func TestErrorBannerWhileDismissingAndAfterAFailure(t *testing.T) {
 	sum := &shared.TaskStatusSummary{Revision: 3, ActiveError: &shared.ActiveError{Stamp: "e-1", Preview: "exit status 1"}}
 	s := booted(newTask("a", "Broken", 1, sum))
-	s.selectedID = "a"
+	s.route = state.Route{TaskID: "a"}
+	tv := viewOf(t, s)
 	req := shared.ErrorDismissRequest{TaskID: "a", Stamp: "e-1"}
 
-	s.dismissal = dismissal{taskID: "a", stamp: "e-1", request: request{busy: true}}
-	markup := html(s)
+	tv.dismissal = dismissal{taskID: "a", stamp: "e-1", request: request{busy: true}}
+	markup := rendered(s, tv)
 	dismiss := elementWith(t, markup, idErrorDismiss)
 	assert.True(t, regexpDisabled.MatchString(dismiss), dismiss)
 	assert.Regexp(t, `\baria-busy\b`, dismiss)
 	assert.Contains(t, markup, "Dismissing…")
 
-	s.dismissed(req, shared.Errorf(shared.CodeNotFound, "task a does not exist"))
-	markup = html(s)
+	tv.dismissed(req, shared.Errorf(shared.CodeNotFound, "task a does not exist"))
+	markup = rendered(s, tv)
 	assert.Contains(t, markup, "exit status 1", "a failed dismissal keeps the banner")
 	assert.Contains(t, markup, "Could not dismiss: task a does not exist")
 	assert.False(t, regexpDisabled.MatchString(elementWith(t, markup, idErrorDismiss)))
 
 	// A newer error starts with a fresh banner.
 	s.store.Apply(state.SummaryWrite("a", shared.TaskStatusSummary{Revision: 4, ActiveError: &shared.ActiveError{Stamp: "e-2", Preview: "again"}}))
-	assert.NotContains(t, html(s), "Could not dismiss")
+	assert.NotContains(t, rendered(s, tv), "Could not dismiss")
 }
 
 func TestErrorBannerStaysAfterTheAnswerUntilASummaryWithoutTheError(t *testing.T) {
 	sum := &shared.TaskStatusSummary{Revision: 3, ActiveError: &shared.ActiveError{Stamp: "e-1", Preview: "exit status 1"}}
 	s := booted(newTask("a", "Broken", 1, sum))
-	s.selectedID = "a"
-	s.dismissal = dismissal{taskID: "a", stamp: "e-1", request: request{busy: true}}
+	s.route = state.Route{TaskID: "a"}
+	tv := viewOf(t, s)
+	tv.dismissal = dismissal{taskID: "a", stamp: "e-1", request: request{busy: true}}
 
-	s.dismissed(shared.ErrorDismissRequest{TaskID: "a", Stamp: "e-1"}, nil)
-	assert.Contains(t, html(s), `id="error-banner"`, "the answer alone does not remove the banner")
+	tv.dismissed(shared.ErrorDismissRequest{TaskID: "a", Stamp: "e-1"}, nil)
+	assert.Contains(t, rendered(s, tv), `id="error-banner"`, "the answer alone does not remove the banner")
 
 	s.store.Apply(state.SummaryWrite("a", shared.TaskStatusSummary{Revision: 3}))
-	assert.Contains(t, html(s), `id="error-banner"`, "a summary that is not newer changes nothing")
+	assert.Contains(t, rendered(s, tv), `id="error-banner"`, "a summary that is not newer changes nothing")
 
 	s.store.Apply(state.SummaryWrite("a", shared.TaskStatusSummary{Revision: 4}))
-	markup := html(s)
+	markup := rendered(s, tv)
 	assert.NotContains(t, markup, `id="error-banner"`)
 	assert.NotContains(t, markup, "error-dot")
 }
@@ -145,4 +147,11 @@ func TestRequestFailureSaysWhatToDo(t *testing.T) {
 	assert.Equal(t, "task a does not exist", requestFailure(shared.Errorf(shared.CodeNotFound, "task a does not exist")))
 	assert.True(t, strings.HasPrefix(requestFailure(fmt.Errorf("error.dismiss: %w", wsclient.ErrNotConnected)), "not connected"))
 	assert.True(t, strings.HasPrefix(requestFailure(fmt.Errorf("error.dismiss: %w", wsclient.ErrTimeout)), "the server did not answer"))
+}
+
+// rendered renders tv as its shell would now: with the store's copy of its
+// task.
+func rendered(s *shell, tv *taskView) string {
+	tv.Task, _ = s.store.Task(tv.Task.ID)
+	return html(tv)
 }

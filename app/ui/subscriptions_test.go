@@ -134,9 +134,11 @@ func viewOn(t *testing.T, srv *subscriptionServer, opts wsclient.Options) (*sess
 	require.NotNil(t, g.ctx.Context, "the engine mounted the grabber")
 	s := booted()
 	s.link = &link{ui: g.ctx, shell: s, client: client}
-	v := newSessionView(s)
+	s.link.subscriptions = &subscriptionQueue{start: func(drain func()) { g.ctx.Async(drain) }}
+	tv := &taskView{Shell: s, mounted: true}
+	v := newSessionView(tv)
 	t.Cleanup(v.release)
-	s.sessions = v
+	tv.view, s.sessions = v, v
 	v.taskID = "t1"
 	return v, g.ctx, eng
 }

@@ -4,12 +4,24 @@ import (
 	"strconv"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/herd-dev/herd/app/state"
 )
 
+// idTaskSearch is the switcher's search field; Ctrl/Cmd-K focuses it.
+const idTaskSearch = "task-search"
+
 // renderSwitcher draws the task switcher: its heading, the new task
-// button and the rows. inSheet adds the sheet's close button.
+// button, the search field and the rows in triage order (needs you,
+// running, finished since you looked, the rest). inSheet adds the sheet's
+// close button.
 func (s *shell) renderSwitcher(inSheet bool) app.UI {
 	rows := s.store.Rows()
+	sections := state.Triage(rows, s.seen, s.query)
+	searchID := idTaskSearch
+	if inSheet {
+		searchID += "-sheet"
+	}
 	return app.Section().Class("switcher").Aria("labelledby", "switcher-title").Body(
 		app.Div().Class("switcher-head").Body(
 			app.H2().ID("switcher-title").Class("switcher-title").Body(
@@ -34,20 +46,90 @@ func (s *shell) renderSwitcher(inSheet bool) app.UI {
 					Body(app.Span().Class("close-mark").Aria("hidden", "true"))
 			}),
 		),
+		app.Div().Class("switcher-search").Body(
+			app.Label().For(searchID).Class("visually-hidden").Text("Search tasks by title"),
+			app.Input().ID(searchID).Class("task-search").Type("search").
+				Placeholder("Search tasks (Ctrl+K)").
+				AutoComplete(false).
+				Spellcheck(false).
+				OnInput(s.onSearch).
+				OnKeyDown(s.onSearchKey),
+		),
 		app.If(len(rows) == 0, func() app.UI {
 			text := "Loading tasks…"
 			if s.ready {
 				text = "No tasks yet."
 			}
 			return app.P().Class("switcher-empty").Text(text)
+		}).ElseIf(len(sections) == 0, func() app.UI {
+			return app.P().Class("switcher-empty").Text("No task title matches.")
 		}).Else(func() app.UI {
-			return app.Ul().Class("task-list").Body(
-				app.Range(rows).Slice(func(i int) app.UI {
-					return &taskRow{Row: rows[i], Selected: rows[i].TaskID == s.selectedID}
+			return app.Div().Class("task-sections").Body(
+				app.Range(sections).Slice(func(i int) app.UI {
+					sec := sections[i]
+					headingID := "group-" + string(sec.Group)
+					if inSheet {
+						headingID += "-sheet"
+					}
+					return app.Div().Class("task-group", "task-group-"+string(sec.Group)).Body(
+						app.H3().ID(headingID).Class("task-group-title").Text(sec.Group.Title()),
+						app.Ul().Class("task-list").Aria("labelledby", headingID).Body(
+							app.Range(sec.Rows).Slice(func(j int) app.UI {
+								r := sec.Rows[j]
+								return &taskRow{Row: r, Selected: r.TaskID == s.route.TaskID, Now: s.today, Edit: s.editOf(r.TaskID), Shell: s}
+							}),
+						),
+					)
 				}),
 			)
 		}),
 	)
+}
+
+// onSearch filters the rows by the typed title.
+func (s *shell) onSearch(ctx app.Context, _ app.Event) {
+	s.query = ctx.JSSrc().Get("value").String()
+}
+
+// onSearchKey makes the search field a switcher: Enter opens the first
+// match, the arrow keys move into the list, Escape clears it.
+func (s *shell) onSearchKey(ctx app.Context, e app.Event) {
+	switch e.Get("key").String() {
+	case "Enter":
+		e.PreventDefault()
+		if rows := state.Flatten(state.Triage(s.store.Rows(), s.seen, s.query)); len(rows) > 0 {
+			s.clearSearch(ctx)
+			s.selectTask(ctx, rows[0].TaskID)
+			focus(ctx, idComposerInput)
+		}
+	case "ArrowDown":
+		e.PreventDefault()
+		focusFirstRow(ctx.JSSrc())
+	case "Escape":
+		s.clearSearch(ctx)
+	}
+}
+
+// clearSearch empties the search field.
+func (s *shell) clearSearch(ctx app.Context) {
+	s.query = ""
+	for _, id := range []string{idTaskSearch, idTaskSearch + "-sheet"} {
+		if el := app.Window().GetElementByID(id); el.Truthy() {
+			el.Set("value", "")
+		}
+	}
+}
+
+// focusFirstRow moves focus from the search field to the first row of
+// its switcher.
+func focusFirstRow(from app.Value) {
+	sw := from.Call("closest", ".switcher")
+	if !sw.Truthy() {
+		return
+	}
+	if row := sw.Call("querySelector", ".task-row"); row.Truthy() {
+		row.Call("focus")
+	}
 }
 
 // renderSheet draws the phone's switcher sheet over a backdrop. A closed
@@ -101,8 +183,7 @@ func (s *shell) closeSheet(ctx app.Context) {
 
 // onNewTask shows the new task form.
 func (s *shell) onNewTask(ctx app.Context, _ app.Event) {
-	s.selectedID = ""
-	s.syncSessions(ctx)
+	s.navigate(ctx, state.Route{})
 	s.sheetOpen = false
 	focus(ctx, idNewTaskTitle)
 }

@@ -7,25 +7,33 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"github.com/herd-dev/herd/app/markdown"
 	"github.com/herd-dev/herd/app/state"
 	"github.com/herd-dev/herd/shared"
 )
+
+// transcriptPage is how many messages the transcript renders at first, and
+// how many more each "Show earlier messages" adds: a long session opens as
+// fast as a short one.
+const transcriptPage = 150
 
 // renderSessionPane draws the selected task's sessions: the session tabs
 // with the start button, then the open session. Every piece of user or
 // agent text is a text node; attributes carry only ids and enum values.
 func (v *sessionView) renderSessionPane() app.UI {
-	profiles := v.shell.store.AgentProfiles()
+	profiles := v.tv.Profiles
 	return app.Div().Class("session-pane").Body(
 		app.Div().Class("session-bar").Body(
 			app.If(len(v.sessions) > 0, func() app.UI {
 				return app.Ul().Class("session-tabs").Body(
 					app.Range(v.sessions).Slice(func(i int) app.UI {
 						s := v.sessions[i]
-						b := app.Button().Class("session-tab").Type("button").DataSet("session-id", s.ID).OnClick(v.onOpenSession(s.ID)).
-							Text(fmt.Sprintf("Session %d · %s", i+1, state.SessionIndicator(s).Label()))
+						b := app.A().Class("session-tab").
+							Href(state.Route{TaskID: v.taskID, SessionID: s.ID}.Path()).
+							DataSet("session-id", s.ID).
+							Text(fmt.Sprintf("Session %d · %s", i+1, v.tabLabel(s)))
 						if s.ID == v.openID {
-							b = b.Aria("current", "true")
+							b = b.Aria("current", "page")
 						}
 						return app.Li().Body(b)
 					}),
@@ -53,26 +61,43 @@ func (v *sessionView) renderSessionPane() app.UI {
 				busyButton("session-start", "Start session", "Starting…", v.starting).OnClick(v.onStart),
 			),
 		),
-		app.If(v.listErr != "", func() app.UI {
-			return app.P().Class("banner", "banner-error").Role("alert").Text("Could not list sessions: " + v.listErr)
-		}),
-		app.If(v.err != "", func() app.UI {
-			return app.P().Class("banner", "banner-error").Role("alert").Text(v.err)
-		}),
+		// One stable slot for the banners: go-app matches children by
+		// position, and a banner before the session view that came and
+		// went would rebuild the view (its scroll position and the
+		// composer's text with it).
+		app.Div().Class("session-banners").Body(
+			app.If(v.listErr != "", func() app.UI {
+				return app.P().Class("banner", "banner-error").Role("alert").Text("Could not list sessions: " + v.listErr)
+			}),
+			app.If(v.err != "", func() app.UI {
+				return app.P().ID("session-error").Class("banner", "banner-error").Role("alert").Text(v.err)
+			}),
+		),
 		app.If(v.detail != nil, v.renderOpenSession).
 			ElseIf(len(v.sessions) == 0 && v.listErr == "", func() app.UI {
-				return app.P().Class("muted").Text("No session yet. Start one to put an agent to work on this task.")
+				return app.P().Class("muted", "session-none").Text("No session yet. Start one to put an agent to work on this task.")
 			}),
 	)
 }
 
-// renderOpenSession draws the open session: state, transcript, queue and
-// composer.
+// tabLabel names a session's state on its tab: the open session's with
+// its open requests first, as its header does.
+func (v *sessionView) tabLabel(s shared.Session) string {
+	if s.ID == v.openID && v.detail != nil {
+		return state.HeadlineLabel(state.Headline(v.detail.Session(), v.openRequests()))
+	}
+	return state.SessionIndicator(s).Label()
+}
+
+// renderOpenSession draws the open session: its header, the transcript in
+// a scroll area of its own, and docked below it the requests the agent
+// waits on, the queue and the composer.
 func (v *sessionView) renderOpenSession() app.UI {
 	d := v.detail
 	sess := d.Session()
 	msgs := d.Messages()
 	queue := d.Queue()
+	open := state.OpenRequests(msgs)
 	shown := make(map[string]bool, len(msgs)+len(queue))
 	for _, m := range msgs {
 		if m.ClientMessageID != "" {
@@ -82,6 +107,10 @@ func (v *sessionView) renderOpenSession() app.UI {
 	for _, q := range queue {
 		shown[q.ClientMessageID] = true
 	}
+	hidden := max(len(msgs)-v.shown, 0)
+	window := msgs[hidden:]
+	retry := v.retries(msgs)
+	promptable := state.Promptable(sess.State)
 	return app.Section().
 		ID("session-view").
 		Class("session-view").
@@ -90,69 +119,251 @@ func (v *sessionView) renderOpenSession() app.UI {
 		Aria("label", "Session").
 		Body(
 			app.Div().Class("session-head").Body(
-				renderSessionState(sess),
+				renderSessionState(sess, open),
 				app.If(sess.State == shared.SessionRunning, func() app.UI {
 					return app.Button().ID("session-cancel").Class("text-button", "danger").Type("button").OnClick(v.onCancel).Text("Cancel")
 				}),
 			),
-			app.If(sess.ErrorMessage != "", func() app.UI {
-				return app.P().Class("banner", "banner-error").Role("alert").Text("Session failed: " + sess.ErrorMessage)
-			}),
-			app.If(!d.Loaded(), func() app.UI {
-				return app.P().Class("muted").Text("Loading the transcript…")
-			}),
-			app.Div().Class("transcript").Role("log").Aria("live", "polite").Body(
-				app.Range(msgs).Slice(func(i int) app.UI { return v.renderMessage(msgs[i]) }),
-				v.renderOutgoing(shown),
+			// Stable slots again (see renderSessionPane): what comes and
+			// goes sits inside one, so the transcript and the composer keep
+			// their elements.
+			app.Div().Class("session-failure").Body(
+				app.If(sess.ErrorMessage != "", func() app.UI {
+					return plainError("session-failed", "The session stopped: "+failureWords(sess.ErrorMessage), sess.ErrorMessage)
+				}),
 			),
-			app.If(len(queue) > 0, func() app.UI {
-				return app.Section().Class("queue").Aria("label", "Queued prompts").Body(
-					app.H3().Class("queue-title").Text(queuedPrompts(len(queue))),
-					app.Ul().Class("queue-list").Body(
-						app.Range(queue).Slice(func(i int) app.UI {
-							q := queue[i]
-							return app.Li().Class("queue-item").DataSet("queue-id", q.ID).Body(
-								app.Span().Class("queue-text").Text(q.Content),
-								app.Button().Class("text-button", "queue-remove").Type("button").Aria("label", "Remove from queue").
-									OnClick(v.onQueueRemove(q.ID)).Text("Remove"),
-							)
+			app.Div().Class("transcript-frame").Body(
+				app.Div().ID(idTranscript).Class("transcript").Role("log").Aria("live", "polite").Aria("label", "Transcript").Body(
+					app.Div().Class("transcript-top").Body(
+						app.If(!d.Loaded(), func() app.UI {
+							return app.P().Class("muted", "transcript-loading").Text("Loading the transcript…")
+						}),
+						app.If(hidden > 0 || (d.Loaded() && d.HasEarlier()), func() app.UI {
+							return busyButton("show-earlier", "Show earlier messages", "Loading earlier messages…", v.earlier.busy).
+								Class("show-earlier").OnClick(v.onShowEarlier)
+						}),
+						app.If(v.earlier.err != "", func() app.UI {
+							return app.P().Class("banner", "banner-error").Role("alert").Text("Could not load earlier messages: " + v.earlier.err)
 						}),
 					),
-				)
-			}),
-			v.renderComposer(),
+					app.Range(window).Slice(func(i int) app.UI {
+						m := window[i]
+						return &messageItem{Msg: m, Retry: retry[m.ID], Promptable: promptable, View: v}
+					}),
+					v.renderOutgoing(shown),
+				),
+				app.If(v.follow.Unseen(), func() app.UI {
+					return app.Button().ID(idJumpLatest).Class("jump-latest").Type("button").
+						OnClick(v.onJumpLatest).Text("↓ New output")
+				}),
+			),
+			app.Div().Class("session-dock").Body(
+				app.Div().Class("dock-requests").Body(v.renderOpenRequests(open)),
+				app.Div().Class("dock-queue").Body(app.If(len(queue) > 0, func() app.UI {
+					return app.Section().Class("queue").Aria("label", "Queued prompts").Body(
+						app.H3().Class("queue-title").Text(queuedPrompts(len(queue))),
+						app.Ul().Class("queue-list").Body(
+							app.Range(queue).Slice(func(i int) app.UI {
+								q := queue[i]
+								return app.Li().Class("queue-item").DataSet("queue-id", q.ID).Body(
+									app.Span().Class("queue-text").Text(q.Content),
+									app.Button().Class("text-button", "queue-remove").Type("button").Aria("label", "Remove from queue").
+										OnClick(v.onQueueRemove(q.ID)).Text("Remove"),
+								)
+							}),
+						),
+					)
+				})),
+				v.renderComposer(open),
+			),
 		)
 }
 
-// renderMessage draws one transcript entry by its type.
-func (v *sessionView) renderMessage(m shared.Message) app.UI {
+// retries finds, for the marks of turns that did not end normally after
+// the last prompt, the prompt a Retry sends again: the turn's own prompt.
+// Marks before a later prompt get none: the person has moved on.
+func (v *sessionView) retries(msgs []shared.Message) map[string]string {
+	out := make(map[string]string)
+	prompts := make(map[string]string)
+	last := -1
+	for i, m := range msgs {
+		if m.Type == shared.MessageUser {
+			prompts[m.ID] = m.Content
+			last = i
+		}
+	}
+	for i, m := range msgs {
+		if mark := turnMarkOf(m); mark != nil && i > last {
+			if p, ok := prompts[mark.PromptMessageID]; ok {
+				out[m.ID] = p
+			}
+		}
+	}
+	return out
+}
+
+// onShowEarlier shows the next page of older messages: held ones first,
+// then a page fetched from the server.
+func (v *sessionView) onShowEarlier(ctx app.Context, _ app.Event) {
+	d := v.detail
+	if d == nil || v.earlier.busy {
+		return
+	}
+	keepDistanceFromEnd(v.ui())
+	if held := len(d.Messages()); held > v.shown {
+		v.shown = min(v.shown+transcriptPage, held)
+		return
+	}
+	ctx = v.ui()
+	v.earlier = request{busy: true}
+	req := shared.MessageListRequest{SessionID: d.ID(), BeforeSeq: d.OldestSeq(), Limit: transcriptPage}
+	ctx.Async(func() {
+		var resp shared.MessageListResponse
+		err := v.client().Request(context.Background(), shared.ActionMessageList, req, &resp)
+		dispatch(ctx, func(ctx app.Context) {
+			if v.detail != d {
+				return
+			}
+			v.earlier.answered(err)
+			if err != nil {
+				return
+			}
+			keepDistanceFromEnd(v.ui())
+			d.Earlier(resp.Messages, resp.HasMore)
+			v.shown += len(resp.Messages)
+		})
+	})
+}
+
+// messageItem is one transcript entry. Its exported fields are its whole
+// input, so go-app re-renders only the entries that changed: a streaming
+// message re-renders on every frame, the rest of the transcript does not.
+type messageItem struct {
+	app.Compo
+
+	Msg shared.Message
+	// Retry is the prompt a turn mark's Retry sends again; empty for none.
+	Retry string
+	// Promptable says whether the session takes a prompt now.
+	Promptable bool
+	// View is the pane, for the entry's actions; it never changes.
+	View *sessionView
+}
+
+// Render draws the entry by its type.
+func (it *messageItem) Render() app.UI {
+	m := it.Msg
 	el := app.Div().
 		Class("message", "message-"+string(m.Type)).
 		DataSet("message-id", m.ID).
 		DataSet("type", string(m.Type)).
 		DataSet("status", string(m.Status))
 	switch m.Type {
+	case shared.MessageUser:
+		return el.Body(app.Div().Class("message-text").Text(m.Content))
+	case shared.MessageAgent:
+		// Rendered as Markdown, the text on screen is not the bytes the
+		// agent sent; their count is kept for whoever checks them.
+		return el.DataSet("bytes", len(m.Content)).Body(app.Div().Class("message-text", "message-markdown").Body(markdown.Render(m.Content)), cutOff(m))
 	case shared.MessageThinking:
 		return el.Body(app.Details().Class("thinking").Body(
 			app.Summary().Text(reasoningLabel(m)),
 			app.Div().Class("message-text").Text(m.Content),
 		), cutOff(m))
 	case shared.MessageToolCall:
-		return el.Body(v.renderTool(m))
+		return el.Body(renderTool(m))
 	case shared.MessagePermissionRequest:
-		return el.Body(v.renderPermission(m))
+		return el.Body(it.renderPermission())
 	case shared.MessageClarificationRequest:
-		return el.Body(v.renderClarification(m))
+		return el.Body(it.renderClarification())
 	case shared.MessageError:
-		return el.Role("alert").Body(app.Div().Class("message-text", "error-text").Text(m.Content))
+		// The turn's mark, right after, offers the Retry.
+		return el.Body(plainError("", agentErrorWords(m.Content), m.Content))
 	case shared.MessagePlan:
 		return el.Body(
 			app.Div().Class("message-label").Text("Plan"),
 			app.Div().Class("message-text", "plan-text").Text(m.Content),
 		)
+	case shared.MessageStatus:
+		if mark := turnMarkOf(m); mark != nil {
+			return el.Class("turn-mark", "turn-"+string(mark.Outcome)).DataSet("outcome", string(mark.Outcome)).Body(
+				app.Span().Class("turn-mark-text").Text(m.Content),
+				it.retryButton(),
+			)
+		}
+		return el.Body(app.Div().Class("message-text").Text(m.Content))
 	default:
-		return el.Body(app.Div().Class("message-text").Text(m.Content), cutOff(m))
+		return el.Body(app.Div().Class("message-text").Text(m.Content))
 	}
+}
+
+// retryButton sends the entry's prompt again as a new prompt.
+func (it *messageItem) retryButton() app.UI {
+	if it.Retry == "" {
+		return nil
+	}
+	b := app.Button().Class("text-button", "turn-retry").Type("button").OnClick(it.onRetry).Text("Retry")
+	if !it.Promptable {
+		b = b.Disabled(true).Title("The session cannot take a prompt now")
+	}
+	return b
+}
+
+func (it *messageItem) onRetry(ctx app.Context, _ app.Event) {
+	it.View.sendPrompt(ctx, it.Retry)
+}
+
+// renderPermission draws a permission request in the transcript: while it
+// waits, a pointer to the card docked above the composer, which holds its
+// choices; once answered, which option was chosen.
+func (it *messageItem) renderPermission() app.UI {
+	m := it.Msg
+	meta := metadataOf(m)
+	pending := m.Status == shared.MessagePending
+	return app.Div().Class("card", "permission-card").Body(
+		app.Div().Class("card-head").Body(
+			app.Span().Class("card-kind").Text("Permission"),
+			app.Span().Class("badge", "badge-"+string(m.Status)).Text(statusWords(m.Status)),
+		),
+		app.P().Class("message-text").Text(m.Content),
+		app.If(pending, func() app.UI {
+			return app.P().Class("card-waiting").Text("Waiting for your answer, below.")
+		}).Else(func() app.UI {
+			return app.P().Class("card-outcome").Text(chosenWords(meta))
+		}),
+	)
+}
+
+// chosenWords says which option answered a permission request.
+func chosenWords(meta shared.MessageMetadata) string {
+	for _, o := range meta.Options {
+		if o.OptionID == meta.SelectedOptionID {
+			return "Answered: " + orText(o.Name, o.OptionID)
+		}
+	}
+	if meta.SelectedOptionID != "" {
+		return "Answered: " + meta.SelectedOptionID
+	}
+	return "Not answered."
+}
+
+// renderClarification draws a question in the transcript with its answer
+// once given.
+func (it *messageItem) renderClarification() app.UI {
+	m := it.Msg
+	answer := metadataOf(m).Answer
+	return app.Div().Class("card", "clarification-card").Body(
+		app.Div().Class("card-head").Body(
+			app.Span().Class("card-kind").Text("Question"),
+			app.Span().Class("badge", "badge-"+string(m.Status)).Text(statusWords(m.Status)),
+		),
+		app.P().Class("message-text").Text(m.Content),
+		app.If(m.Status == shared.MessagePending, func() app.UI {
+			return app.P().Class("card-waiting").Text("Waiting for your answer, below.")
+		}).ElseIf(answer != "", func() app.UI {
+			return app.P().Class("clarification-given").Body(app.Text("Answered: "), app.Span().Text(answer))
+		}),
+	)
 }
 
 // cutOff notes a streamed message that ended before its agent finished it:
@@ -177,7 +388,7 @@ func reasoningLabel(m shared.Message) string {
 }
 
 // renderTool draws a tool call card with its collapsible input and output.
-func (v *sessionView) renderTool(m shared.Message) app.UI {
+func renderTool(m shared.Message) app.UI {
 	meta := metadataOf(m)
 	input, output := meta.Input, meta.Output
 	return app.Div().Class("card", "tool-card").Body(
@@ -194,126 +405,70 @@ func (v *sessionView) renderTool(m shared.Message) app.UI {
 	)
 }
 
-// renderPermission draws a permission request with one button per option;
-// once answered it says which option was chosen.
-func (v *sessionView) renderPermission(m shared.Message) app.UI {
-	meta := metadataOf(m)
-	opts, selected := meta.Options, meta.SelectedOptionID
-	pending := m.Status == shared.MessagePending
-	return app.Div().Class("card", "permission-card").Body(
-		app.Div().Class("card-head").Body(
-			app.Span().Class("card-kind").Text("Permission"),
-			app.Span().Class("badge", "badge-"+string(m.Status)).Text(statusWords(m.Status)),
-		),
-		app.P().Class("message-text").Text(m.Content),
-		app.Div().Class("permission-options").Body(
-			app.Range(opts).Slice(func(i int) app.UI {
-				o := opts[i]
-				b := app.Button().Class("permission-option").Type("button").DataSet("option-id", o.OptionID).
-					OnClick(v.onPermission(m.PendingID, o.OptionID)).Text(orText(o.Name, o.OptionID))
-				if o.OptionID == selected {
-					b = b.Class("chosen").Aria("pressed", "true")
-				}
-				if !pending {
-					b = b.Disabled(true)
-				}
-				return b
-			}),
-		),
-	)
-}
-
-// renderClarification draws a question with an answer box while it waits.
-func (v *sessionView) renderClarification(m shared.Message) app.UI {
-	pending := m.Status == shared.MessagePending
-	answer := metadataOf(m).Answer
-	return app.Div().Class("card", "clarification-card").Body(
-		app.Div().Class("card-head").Body(
-			app.Span().Class("card-kind").Text("Question"),
-			app.Span().Class("badge", "badge-"+string(m.Status)).Text(statusWords(m.Status)),
-		),
-		app.P().Class("message-text").Text(m.Content),
-		app.If(pending, func() app.UI {
-			return app.Form().Class("clarification-form").OnSubmit(v.onClarify(m.PendingID)).Body(
-				app.Textarea().Class("clarification-answer").Rows(2).Aria("label", "Your answer").
-					OnInput(v.onAnswerInput(m.PendingID)),
-				app.Button().Class("primary-button").Type("submit").Text("Answer"),
+// plainError says what went wrong in plain words, with the agent's or
+// server's own text behind a disclosure. id may be empty.
+func plainError(id, words, detail string) app.UI {
+	el := app.Div().Class("plain-error").Role("alert")
+	if id != "" {
+		el = el.ID(id)
+	}
+	return el.Body(
+		app.P().Class("plain-error-words").Text(words),
+		app.If(detail != "" && detail != words, func() app.UI {
+			return app.Details().Class("plain-error-detail").Body(
+				app.Summary().Text("Details"),
+				app.Pre().Class("error-text").Text(detail),
 			)
-		}).ElseIf(answer != "", func() app.UI {
-			return app.P().Class("clarification-given").Body(app.Text("Answered: "), app.Span().Text(answer))
 		}),
 	)
 }
 
-func (v *sessionView) onPermission(pendingID, optionID string) app.EventHandler {
-	return func(ctx app.Context, _ app.Event) {
-		req := shared.PermissionRespondRequest{SessionID: v.openID, PendingID: pendingID, OptionID: optionID}
-		v.act(ctx, shared.ActionPermissionRespond, req, "Could not answer the permission request")
-	}
+// jsonRPCWords names the JSON-RPC error codes agents answer a failed
+// prompt with.
+var jsonRPCWords = map[string]string{
+	"-32700": "the agent could not read what herd sent",
+	"-32600": "the agent refused herd's request",
+	"-32601": "the agent does not support what herd asked for",
+	"-32602": "the agent refused the request's parameters",
+	"-32603": "the agent hit an internal error",
+	"-32000": "the agent needs you to sign in",
+	"-32002": "the agent could not find what the request named",
 }
 
-func (v *sessionView) onAnswerInput(pendingID string) app.EventHandler {
-	return func(ctx app.Context, _ app.Event) {
-		v.answers[pendingID] = ctx.JSSrc().Get("value").String()
-	}
-}
-
-func (v *sessionView) onClarify(pendingID string) app.EventHandler {
-	return func(ctx app.Context, e app.Event) {
-		e.PreventDefault()
-		answer := v.answers[pendingID]
-		if strings.TrimSpace(answer) == "" {
-			return
-		}
-		req := shared.ClarificationRespondRequest{SessionID: v.openID, PendingID: pendingID, Answer: answer}
-		v.act(ctx, shared.ActionClarificationRespond, req, "Could not send the answer")
-	}
-}
-
-func (v *sessionView) onQueueRemove(queueID string) app.EventHandler {
-	return func(ctx app.Context, _ app.Event) {
-		req := shared.QueueRemoveRequest{SessionID: v.openID, QueueID: queueID}
-		v.act(ctx, shared.ActionMessageQueueRemove, req, "Could not remove the queued prompt")
-	}
-}
-
-func (v *sessionView) onCancel(ctx app.Context, _ app.Event) {
-	v.act(ctx, shared.ActionSessionCancel, shared.SessionRef{SessionID: v.openID}, "Could not cancel")
-}
-
-// act sends a request whose effect arrives through the session stream;
-// only a failure is shown.
-func (v *sessionView) act(ctx app.Context, action string, req any, failure string) {
-	ctx = v.ui()
-	v.err = ""
-	ctx.Async(func() {
-		err := v.client().Request(context.Background(), action, req, nil)
-		if err == nil {
-			return
-		}
-		ctx.Dispatch(func(app.Context) { v.err = failure + ": " + describeAction(err) })
-	})
-}
-
-// describeAction explains a failed session action.
-func describeAction(err error) string {
-	if lostConnection(err) {
-		return "the connection dropped; check the transcript once it is back."
-	}
-	return describe(err)
-}
-
-// authHint lists an agent's auth methods and the variables that would
-// satisfy them.
-func authHint(methods []shared.AuthMethod) string {
-	parts := make([]string, len(methods))
-	for i, m := range methods {
-		parts[i] = m.Name
-		if len(m.Vars) > 0 {
-			parts[i] += ": set " + strings.Join(m.Vars, " or ")
+// agentErrorWords says in plain words why an agent's turn failed; the raw
+// text stays behind the disclosure.
+func agentErrorWords(raw string) string {
+	for code, words := range jsonRPCWords {
+		if strings.Contains(raw, code) {
+			return "The turn failed: " + words + "."
 		}
 	}
-	return "Sign in: " + strings.Join(parts, "; ")
+	return "The turn failed: the agent reported an error."
+}
+
+// failureWords says in plain words why a session stopped.
+func failureWords(raw string) string {
+	for code, words := range jsonRPCWords {
+		if strings.Contains(raw, code) {
+			return words + "."
+		}
+	}
+	switch {
+	case strings.Contains(raw, "exit status"), strings.Contains(raw, "signal:"):
+		return "the agent's process ended."
+	case strings.Contains(raw, "executable file not found"), strings.Contains(raw, "no such file"):
+		return "the agent's program could not be started."
+	}
+	return "the agent could not go on."
+}
+
+// turnMarkOf returns the mark of a status message that marks a turn that
+// did not end normally; nil for any other message.
+func turnMarkOf(m shared.Message) *shared.TurnMark {
+	if m.Type != shared.MessageStatus || m.Metadata == nil {
+		return nil
+	}
+	return m.Metadata.Turn
 }
 
 // metadataOf returns a message's metadata; none reads as empty.
@@ -331,11 +486,12 @@ func orText(s, fallback string) string {
 	return s
 }
 
-// renderSessionState shows a session's state with the task rows'
-// indicators (generating, working in the background, waiting, failed…)
-// and, while subagents run, how many.
-func renderSessionState(sess shared.Session) app.UI {
-	ind := state.SessionIndicator(sess)
+// renderSessionState shows what a session is doing: an open request
+// first ("Needs your permission"), else the task rows' indicators
+// (generating, working in the background, waiting, failed…) and, while
+// subagents run, how many.
+func renderSessionState(sess shared.Session, open []shared.Message) app.UI {
+	ind := state.Headline(sess, open)
 	n := sess.ActiveSubagentCount
 	return app.Span().
 		ID("session-state").
@@ -343,7 +499,7 @@ func renderSessionState(sess shared.Session) app.UI {
 		Role("status").
 		Body(
 			stateIconBeside(ind),
-			app.Span().Class("session-state-label").Text(ind.Label()),
+			app.Span().Class("session-state-label").Text(state.HeadlineLabel(ind)),
 			app.If(n > 0, func() app.UI {
 				return app.Span().Class("subagents").Text(plural(n, "subagent", "subagents"))
 			}),

@@ -87,9 +87,11 @@ func panelTotals(repositoryID string) string {
 
 // expectGitTotals waits until the open task's git panel and then its row
 // show text, and saves a screenshot named what with the row in view: on a
-// phone it opens the sheet to look at the row and closes it again.
+// phone it shows the task's Details tab, where the panel is, then opens
+// the sheet to look at the row and closes it again.
 func (p *statusPage) expectGitTotals(taskID, repositoryID, text, what string) {
 	p.t.Helper()
+	p.showTab("details")
 	p.do(waitJSWithin(gitShows(panelTotals(repositoryID), text), gitSettles))
 	p.showRows()
 	p.do(waitJSWithin(gitShows(p.row(taskID)+" .git", text), gitSettles))
@@ -117,8 +119,11 @@ func TestBrowserAgentWriteUpdatesRowGitTotalsWhileFocused(t *testing.T) {
 			waitJS(`(document.querySelector('#session-view') || {dataset: {}}).dataset.sessionId === `+jsString(sessionID)),
 			waitJS(sessionInState("WAITING_FOR_INPUT")),
 			waitJS(`window.__herdFrames.sent.some(f => f.action === 'session.focus' && f.session_id === `+jsString(sessionID)+`)`),
-			chromedp.WaitVisible(chromedp.CSS(`section#git-panel .git-repo[data-repository-id="`+repositoryID+`"]`)),
 		)
+		// On a phone the git panel is on the task's Details tab.
+		p.showTab("details")
+		p.do(chromedp.WaitVisible(chromedp.CSS(`section#git-panel .git-repo[data-repository-id="` + repositoryID + `"]`)))
+		p.showTab("chat")
 
 		p.do(
 			sendPrompt("/scenario write notes/today.md hello"),

@@ -290,6 +290,15 @@ func (p *statusPage) openTask(taskID string) {
 	}
 }
 
+// showTab shows the task's chat or details tab on a phone, where they do
+// not fit side by side; on the desktop both show, and it does nothing.
+func (p *statusPage) showTab(tab string) {
+	p.t.Helper()
+	if p.phone {
+		p.do(chromedp.Click(chromedp.CSS("#tab-"+tab)), chromedp.WaitVisible(chromedp.CSS(`#task-view[data-tab="`+tab+`"]`)))
+	}
+}
+
 // settle returns once the page shows every summary the server derived
 // from changes made before the call. The projector derives summaries in
 // the order tasks were marked and publishes them on the connection's one

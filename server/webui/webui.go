@@ -86,7 +86,7 @@ func New(opts Options) (http.Handler, error) {
 		Lang:            "en",
 		ThemeColor:      themeColor,
 		BackgroundColor: backgroundColor,
-		LoadingLabel:    "Loading herd… {progress}%",
+		LoadingLabel:    "Starting live updates… {progress}%",
 		Icon: app.Icon{
 			Default:  "/web/icon-192.png",
 			Large:    "/web/icon-512.png",
