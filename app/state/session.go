@@ -63,6 +63,9 @@ type SessionDetail struct {
 	// earlier is set while the server may hold messages older than the
 	// oldest one held: a snapshot carries only the newest ones.
 	earlier bool
+	// lowest is the lowest seq among the messages changed since
+	// TakeLowestChanged last ran; 0 for none.
+	lowest int64
 }
 
 // NewSessionDetail returns an empty, not yet loaded detail of a session.
@@ -331,9 +334,9 @@ func (d *SessionDetail) apply(env shared.Envelope) {
 	case shared.NotifySessionMessageDeleted:
 		if m, ok := decode[shared.Message](env.Payload); ok {
 			if _, had := d.msgs[m.ID]; had {
+				d.changed(d.msgs[m.ID].Seq)
 				delete(d.msgs, m.ID)
 				d.orderStale = true
-				d.writes++
 			}
 		}
 	case shared.NotifySessionStateChanged, shared.NotifySessionActivityChanged:
@@ -408,12 +411,35 @@ func (d *SessionDetail) writeMessage(m shared.Message) bool {
 			d.orderStale = true
 		}
 		d.msgs[m.ID] = n
+		d.lower(old.Seq) // where it was, should its seq have moved
 	} else {
 		d.msgs[m.ID] = m
 		d.orderStale = true
 	}
-	d.writes++
+	d.changed(m.Seq)
 	return true
+}
+
+// changed counts a transcript write at seq.
+func (d *SessionDetail) changed(seq int64) {
+	d.writes++
+	d.lower(seq)
+}
+
+// lower notes a change at seq for TakeLowestChanged.
+func (d *SessionDetail) lower(seq int64) {
+	if d.lowest == 0 || (seq > 0 && seq < d.lowest) {
+		d.lowest = seq
+	}
+}
+
+// TakeLowestChanged returns the lowest seq among the messages written or
+// deleted since it last ran (0 for none), and starts over: a view that
+// renders its older messages apart can tell whether any of them changed.
+func (d *SessionDetail) TakeLowestChanged() int64 {
+	l := d.lowest
+	d.lowest = 0
+	return l
 }
 
 // newer picks between two copies of a message: the later UpdatedAt wins;

@@ -500,3 +500,23 @@ func TestEarlierMessagesJoinTheTranscriptBelowTheSnapshot(t *testing.T) {
 	d2.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s2"}, Messages: []shared.Message{{ID: "x", SessionID: "s2", Seq: 1}}})
 	assert.False(t, d2.HasEarlier(), "a transcript that starts at seq 1 is whole")
 }
+
+func TestTheLowestChangedSeqIsReportedOnceTaken(t *testing.T) {
+	d := NewSessionDetail("s1")
+	msg := func(id string, seq int64, content string) shared.Message {
+		return shared.Message{ID: id, SessionID: "s1", Seq: seq, Type: shared.MessageAgent, Content: content,
+			Status: shared.MessageComplete, UpdatedAt: time.Unix(seq, 0)}
+	}
+	d.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1"}, Messages: []shared.Message{msg("a", 1, "a"), msg("b", 2, "b"), msg("c", 3, "c")}})
+	assert.EqualValues(t, 1, d.TakeLowestChanged(), "a load changes everything")
+	assert.Zero(t, d.TakeLowestChanged(), "taken: nothing changed since")
+
+	newer := msg("c", 3, "c2")
+	newer.UpdatedAt = time.Unix(10, 0)
+	require.False(t, d.Push(note(shared.NotifySessionMessageAdded, 1, msg("d", 4, "d"))))
+	require.False(t, d.Push(note(shared.NotifySessionMessageAdded, 2, newer)))
+	assert.EqualValues(t, 3, d.TakeLowestChanged(), "the lowest of the messages written since")
+
+	require.False(t, d.Push(note(shared.NotifySessionMessageDeleted, 3, map[string]any{"id": "a", "message_id": "a"})))
+	assert.EqualValues(t, 1, d.TakeLowestChanged(), "a deletion counts at the deleted message's seq")
+}

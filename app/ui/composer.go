@@ -47,7 +47,7 @@ func (v *sessionView) renderComposer(open []shared.Message) app.UI {
 			ID(idComposerInput).
 			Class("composer-input").
 			Rows(2).
-			Placeholder(placeholderFor(st, open, answering)).
+			Placeholder(placeholderFor(st, open, answering, v.tv.Phone)).
 			OnInput(v.onInput),
 		send,
 		app.If(question.ID != "", func() app.UI {
@@ -78,11 +78,16 @@ func composerLabel(answering bool) string {
 	return "Prompt"
 }
 
-// placeholderFor tells the person what sending will do.
-func placeholderFor(st shared.SessionState, open []shared.Message, answering bool) string {
+// placeholderFor tells the person what sending will do, and on a desktop
+// how (phone keyboards have no Shift+Enter; the button sends there).
+func placeholderFor(st shared.SessionState, open []shared.Message, answering, phone bool) string {
+	keys := " (Enter sends, Shift+Enter adds a line)"
+	if phone {
+		keys = ""
+	}
 	switch {
 	case answering:
-		return "Answer the agent's question… (Enter sends, Shift+Enter adds a line)"
+		return "Answer the agent's question…" + keys
 	case len(open) > 0 && open[0].Type == shared.MessagePermissionRequest:
 		return "The agent waits for your permission above; a prompt sent now waits in the queue."
 	case len(open) > 0:
@@ -90,7 +95,7 @@ func placeholderFor(st shared.SessionState, open []shared.Message, answering boo
 	case st == shared.SessionRunning:
 		return "The agent is working; a prompt sent now waits in the queue."
 	case state.Promptable(st):
-		return "Ask the agent… (Enter sends, Shift+Enter adds a line)"
+		return "Ask the agent…" + keys
 	default:
 		return "This session cannot take a prompt now."
 	}
@@ -109,7 +114,7 @@ func (v *sessionView) onComposerMode(app.Context, app.Event) {
 }
 
 // listenForEnter makes Enter in the composer send and Shift+Enter break
-// the line. The listener is the browser's own, on the document: a go-app
+// the line, on a desktop. The listener is the browser's own, on the document: a go-app
 // event handler runs after the browser has already inserted the line
 // break, too late to prevent it; this one runs inside the event.
 func (v *sessionView) listenForEnter() {
@@ -118,8 +123,10 @@ func (v *sessionView) listenForEnter() {
 			return nil
 		}
 		e := args[0]
-		if e.Get("key").String() != "Enter" || e.Get("shiftKey").Bool() || e.Get("isComposing").Bool() ||
+		if v.tv.Phone || e.Get("key").String() != "Enter" || e.Get("shiftKey").Bool() || e.Get("isComposing").Bool() ||
 			e.Get("target").Get("id").String() != idComposerInput {
+			// A phone's keyboard has no Shift+Enter: there Enter breaks
+			// the line and the button sends.
 			return nil
 		}
 		e.Call("preventDefault")

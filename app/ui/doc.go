@@ -32,8 +32,8 @@
 //     pane, a sessionView) and its details (description, repositories,
 //     git, pull request). It owns the session pane's lifetime: mounted, it
 //     keeps the shown session subscribed; dismounted, it unsubscribes.
-//     Requests report back through its context, so what they change
-//     re-renders it (go-app also re-renders its ancestors).
+//     Requests report back through the shell's context, and the view
+//     renders with every render of the shell (its Rev input).
 //   - messageItem, one transcript entry: only entries that changed are
 //     rendered again, so a streaming message does not re-render the rest.
 //
@@ -47,11 +47,17 @@
 // pinned above the composer), the queue and the composer. It follows new
 // output while the person is at its end, stops when they scroll up and
 // offers "↓ New output" to jump back (state.Follow); a reload restores
-// the position from sessionStorage. It renders the newest transcriptPage
-// messages and pages back on request, from the held ones first, then with
-// message.list. While a question is open the composer answers it, unless
-// the person chooses to send a new prompt instead; Enter sends and
-// Shift+Enter adds a line. Drafts are kept per task in localStorage.
+// the position from sessionStorage. It opens with the messages the
+// snapshot carries (the newest 100) and pages back with message.list on
+// request. While a question is open the composer answers it, unless the
+// person chooses to send a new prompt instead; on a desktop Enter sends
+// and Shift+Enter adds a line (on a phone Enter adds a line and the
+// button sends). Drafts are kept per task in localStorage.
+//
+// Every dispatch goes through dispatch (wake.go), which follows it with a
+// browser timer: in Go's js/wasm port a Go timer armed by a goroutine a
+// browser callback woke was seen not to fire before the next browser
+// event, and go-app's frames run on one.
 // Turns that did not end normally (cancelled, failed, interrupted) carry a
 // mark with a Retry, as do agent errors, in plain words with the agent's
 // own text behind a disclosure.

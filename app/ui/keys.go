@@ -13,6 +13,9 @@ import (
 //   - Alt+↓ and Alt+↑ show the next and the previous task in the
 //     switcher's order.
 //   - Alt+Shift+↓ shows the next task that needs you.
+//
+// The Alt keys are left alone inside a text field or a list box, where
+// they already mean something (moving by paragraph, opening the list).
 type keyListener struct {
 	fn app.Func
 }
@@ -25,6 +28,9 @@ func listenForKeys(s *shell) *keyListener {
 			return nil
 		}
 		e := args[0]
+		if e.Get("repeat").Bool() {
+			return nil
+		}
 		key := e.Get("key").String()
 		mod := e.Get("ctrlKey").Bool() || e.Get("metaKey").Bool()
 		alt := e.Get("altKey").Bool()
@@ -32,7 +38,7 @@ func listenForKeys(s *shell) *keyListener {
 		case mod && !alt && (key == "k" || key == "K"):
 			e.Call("preventDefault")
 			dispatch(s.link.ui, s.openSwitcher)
-		case alt && !mod && (key == "ArrowDown" || key == "ArrowUp"):
+		case alt && !mod && (key == "ArrowDown" || key == "ArrowUp") && !editing(e.Get("target")):
 			e.Call("preventDefault")
 			step, needsYou := 1, e.Get("shiftKey").Bool()
 			if key == "ArrowUp" {
@@ -93,4 +99,19 @@ func (s *shell) moveSelection(ctx app.Context, step int, needsYou bool) {
 		s.selectTask(ctx, r.TaskID)
 		return
 	}
+}
+
+// editing reports whether el takes the arrow keys itself: a text field,
+// a text area, a list box or editable content.
+func editing(el app.Value) bool {
+	if !el.Truthy() {
+		return false
+	}
+	switch el.Get("tagName").String() {
+	case "TEXTAREA", "SELECT":
+		return true
+	case "INPUT":
+		return el.Get("type").String() != "checkbox" && el.Get("type").String() != "button"
+	}
+	return el.Get("isContentEditable").Bool()
 }

@@ -145,7 +145,10 @@ func (l *link) boot(ctx context.Context) {
 		cursor = page.NextCursor
 	}
 
-	dispatch(l.ui, func(app.Context) { l.shell.store.Retain(mark, listed) })
+	dispatch(l.ui, func(app.Context) {
+		l.shell.store.Retain(mark, listed)
+		l.shell.listed = true
+	})
 }
 
 // failed shows why loading failed. A lost connection is not shown here:

@@ -7,7 +7,6 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
-	"github.com/herd-dev/herd/app/state"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -20,7 +19,7 @@ func (v *sessionView) openRequests() []shared.Message {
 	if v.detail == nil {
 		return nil
 	}
-	return state.OpenRequests(v.detail.Messages())
+	return v.transcript().open
 }
 
 // renderOpenRequests docks the request the agent waits on above the
@@ -117,12 +116,17 @@ func (v *sessionView) onCancel(ctx app.Context, _ app.Event) {
 func (v *sessionView) act(ctx app.Context, action string, req any, failure string) {
 	ctx = v.ui()
 	v.err = ""
+	detail := v.detail
 	ctx.Async(func() {
 		err := v.client().Request(context.Background(), action, req, nil)
 		if err == nil {
 			return
 		}
-		dispatch(ctx, func(app.Context) { v.err = failure + ": " + describeAction(err) })
+		dispatch(ctx, func(app.Context) {
+			if v.detail == detail {
+				v.err = failure + ": " + describeAction(err)
+			}
+		})
 	})
 }
 

@@ -30,7 +30,9 @@ func (v *sessionView) listenForScroll() {
 			return nil
 		}
 		el := args[0].Get("target")
-		if !el.Truthy() || el.Get("id").String() != idTranscript {
+		if !el.Truthy() || el.Get("id").String() != idTranscript || v.detail == nil || !v.detail.Loaded() {
+			// A transcript emptied for a reload scrolls to its top by
+			// itself: that is not the person leaving where they read.
 			return nil
 		}
 		top := el.Get("scrollTop").Float()
@@ -68,7 +70,15 @@ func (v *sessionView) keepScroll(bottom bool, top float64) {
 // output" button shows.
 func (v *sessionView) output() {
 	if v.follow.Output() {
-		v.ui().Defer(func(app.Context) { scrollToEnd() })
+		v.ui().Defer(func(app.Context) { v.scrollToEndIfFollowing() })
+	}
+}
+
+// scrollToEndIfFollowing scrolls to the newest output unless the person
+// scrolled up since the output that asked for it.
+func (v *sessionView) scrollToEndIfFollowing() {
+	if v.follow.Following() {
+		scrollToEnd()
 	}
 }
 
@@ -86,7 +96,7 @@ func (v *sessionView) restoreScroll() {
 	}
 	if pos < 0 {
 		v.follow.Jump()
-		v.ui().Defer(func(app.Context) { scrollToEnd() })
+		v.ui().Defer(func(app.Context) { v.scrollToEndIfFollowing() })
 		return
 	}
 	v.follow.Scrolled(false)

@@ -27,8 +27,9 @@ type sessionView struct {
 	// taskID is the task whose sessions are listed.
 	taskID string
 	// wanted is the session the address names; empty for the primary (or
-	// newest) one.
+	// newest) one, primary.
 	wanted   string
+	primary  string
 	sessions []shared.Session
 	listErr  string
 	// openID is the session subscribed on the connection; detail and
@@ -37,8 +38,11 @@ type sessionView struct {
 	detail *state.SessionDetail
 	outbox *state.Outbox
 	// subscribing is set while session.subscribe is in flight, so a
-	// re-render or a resync never subscribes twice.
+	// re-render or a resync never subscribes twice; joins counts the
+	// joins, so an answer to an older one (the detail is the same value
+	// across them) changes nothing.
 	subscribing bool
+	joins       uint64
 	// subscriptions sends the subscription changes in order: the link's
 	// one queue, shared by every pane the connection has had, so that a
 	// pane closed while another opens cannot unsubscribe after the new
@@ -59,11 +63,10 @@ type sessionView struct {
 	err string
 	// follow decides whether the transcript scrolls with new output.
 	follow state.Follow
-	// shown is how many of the newest held messages the transcript
-	// renders; "Show earlier" raises it.
-	shown int
 	// earlier is set while a page of older messages is being fetched.
 	earlier request
+	// tr is the transcript as last derived from the detail.
+	tr transcriptView
 	// scroll listens for the transcript's scroll events; enter for Enter
 	// in the composer.
 	scroll app.Func
@@ -79,11 +82,12 @@ type sessionView struct {
 	// detail's batch; framePending is set while one is requested.
 	frame        app.Func
 	framePending bool
+	frameID      app.Value
 }
 
 // newSessionView returns the session pane of a mounted task view.
 func newSessionView(tv *taskView) *sessionView {
-	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage{}), shown: transcriptPage}
+	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage{})}
 	v.subscriptions = tv.Shell.link.subscriptions
 	v.frame = app.FuncOf(func(app.Value, []app.Value) any {
 		dispatch(v.ui(), func(ctx app.Context) {
@@ -101,6 +105,9 @@ func newSessionView(tv *taskView) *sessionView {
 
 // release frees the frame callback and the listeners.
 func (v *sessionView) release() {
+	if v.framePending {
+		app.Window().Call("cancelAnimationFrame", v.frameID)
+	}
 	v.frame.Release()
 	v.stopListeningForScroll()
 	v.stopListeningForEnter()
@@ -130,13 +137,13 @@ func (v *sessionView) show(ctx app.Context, task shared.Task, sessionID string) 
 				return
 			}
 		}
-		if sessionID == "" && len(v.sessions) > 0 {
-			v.open(ctx, v.sessions[len(v.sessions)-1])
-		}
+		// A session this pane has not listed (started elsewhere): list
+		// again, and the answer opens it.
+		v.list(ctx, v.primary)
 		return
 	}
 	v.close()
-	v.taskID, v.wanted, v.sessions, v.listErr, v.err = task.ID, sessionID, nil, "", ""
+	v.taskID, v.primary, v.wanted, v.sessions, v.listErr, v.err = task.ID, task.PrimarySessionID, sessionID, nil, "", ""
 	v.input, v.asPrompt = v.drafts.Get(task.ID), false
 	v.restoreDraft()
 	if task.ID != "" {
@@ -157,12 +164,15 @@ func (v *sessionView) list(ctx app.Context, primary string) {
 				return
 			}
 			if err != nil {
-				v.listErr = describe(err)
+				if !lostConnection(err) {
+					// A lost connection lists again once it is back.
+					v.listErr = describe(err)
+				}
 				return
 			}
 			v.listErr = ""
 			v.setListed(resp.Sessions)
-			if v.openID != "" || len(v.sessions) == 0 {
+			if len(v.sessions) == 0 || (v.openID != "" && (v.wanted == "" || v.wanted == v.openID)) {
 				return
 			}
 			pick := v.sessions[len(v.sessions)-1]
@@ -191,8 +201,8 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 		return
 	}
 	v.close()
-	v.openID = s.ID
-	v.follow, v.shown, v.earlier, v.focusOnLoad = state.Follow{}, transcriptPage, request{}, true
+	v.openID, v.err = s.ID, ""
+	v.follow, v.earlier, v.focusOnLoad = state.Follow{}, request{}, true
 	v.detail = state.NewSessionDetail(s.ID)
 	v.detail.SetSession(s)
 	v.outbox = state.NewOutbox(localStorage{}, s.ID, newClientMessageID)
@@ -241,8 +251,9 @@ func (v *sessionView) join(ctx app.Context, leaveFirst bool, attempt int) {
 		return
 	}
 	v.subscribing = true
+	v.joins++
 	v.detail.Reset()
-	id, detail := v.openID, v.detail
+	id, detail, gen := v.openID, v.detail, v.joins
 	v.subscriptions.do(func() {
 		c := v.client()
 		if leaveFirst {
@@ -256,7 +267,8 @@ func (v *sessionView) join(ctx app.Context, leaveFirst bool, attempt int) {
 			err = c.Request(context.Background(), shared.ActionSessionSubscribe, shared.SessionRef{SessionID: id}, &resp)
 		}
 		dispatch(ctx, func(ctx app.Context) {
-			if v.detail != detail {
+			if v.detail != detail || v.joins != gen {
+				// Another session, or a later join of this one, owns it.
 				return
 			}
 			v.subscribing = false
@@ -268,8 +280,8 @@ func (v *sessionView) join(ctx app.Context, leaveFirst bool, attempt int) {
 					// A busy server answered too late, or its database was
 					// away: the session stays unloaded until a join
 					// succeeds, so try again rather than show nothing.
-					ctx.After(joinBackoff[attempt], func(ctx app.Context) {
-						if v.detail == detail {
+					after(ctx, joinBackoff[attempt], func(ctx app.Context) {
+						if v.detail == detail && v.joins == gen {
 							v.join(ctx, true, attempt+1)
 						}
 					})
@@ -349,7 +361,7 @@ func (v *sessionView) reconnected(ctx app.Context) {
 		return
 	}
 	v.subscribing = false
-	v.list(ctx, "")
+	v.list(ctx, v.primary)
 	v.subscribe(ctx)
 }
 
@@ -371,7 +383,7 @@ func (v *sessionView) push(ctx app.Context, env shared.Envelope) {
 	}
 	if v.detail.Pending() && !v.framePending {
 		v.framePending = true
-		app.Window().Call("requestAnimationFrame", v.frame)
+		v.frameID = app.Window().Call("requestAnimationFrame", v.frame)
 	}
 }
 

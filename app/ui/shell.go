@@ -69,8 +69,11 @@ type shell struct {
 	// only. The task view sets and clears it.
 	sessions *sessionView
 
-	// ready is set once the first boot response has been applied.
-	ready bool
+	// ready is set once the first boot response has been applied; listed
+	// once every page of a listing has been (a task on a later page is not
+	// missing before that).
+	ready  bool
+	listed bool
 	// bootErr is the server's answer when a boot failed; empty otherwise.
 	bootErr   string
 	phone     bool
@@ -106,7 +109,7 @@ func (s *shell) OnInit() {
 // OnMount runs only in the browser: it picks the layout and connects.
 func (s *shell) OnMount(ctx app.Context) {
 	s.measure()
-	s.route = state.ParseRoute(app.Window().URL().Path)
+	s.route = state.ParseRoute(app.Window().URL().EscapedPath())
 	s.link = newLink(ctx, s)
 	s.wake = listenForWake(s.link.client.Nudge)
 	s.keys = listenForKeys(s)
@@ -116,7 +119,7 @@ func (s *shell) OnMount(ctx app.Context) {
 // OnNav runs when the address changes (a link, history back or forward):
 // the selection follows it.
 func (s *shell) OnNav(ctx app.Context) {
-	s.route = state.ParseRoute(ctx.Page().URL().Path)
+	s.route = state.ParseRoute(ctx.Page().URL().EscapedPath())
 	if s.sheetOpen {
 		s.sheetOpen = false
 	}
@@ -180,9 +183,12 @@ func (s *shell) Render() app.UI {
 	return root.Body(
 		header,
 		s.renderConnectionBanner(),
-		app.If(!s.phone, func() app.UI {
-			return app.Aside().Class("sidebar").Aria("label", "Tasks").Body(s.renderSwitcher(false))
-		}),
+		// Always there, empty on a phone: go-app matches children by
+		// position, and a sidebar that came and went with the layout would
+		// rebuild the main pane after it (and remount the task view).
+		app.Aside().Class("sidebar").Aria("label", "Tasks").Body(
+			app.If(!s.phone, func() app.UI { return s.renderSwitcher(false) }),
+		),
 		main.Body(s.renderMain()),
 		app.If(s.phone, s.renderSheet),
 		s.renderSnapshot(),
@@ -264,7 +270,7 @@ func (s *shell) selectedTask() (shared.Task, bool) {
 // is not there).
 func (s *shell) renderMain() app.UI {
 	t, selected := s.selectedTask()
-	missing := s.route.TaskID != "" && !selected && s.ready
+	missing := s.route.TaskID != "" && !selected && s.listed
 	return app.If(selected, func() app.UI { return s.taskViewOf(t) }).Else(func() app.UI {
 		return app.Div().Class("main-inner").Body(
 			app.If(s.bootErr != "", func() app.UI {

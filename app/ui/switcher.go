@@ -100,7 +100,6 @@ func (s *shell) onSearchKey(ctx app.Context, e app.Event) {
 		if rows := state.Flatten(state.Triage(s.store.Rows(), s.seen, s.query)); len(rows) > 0 {
 			s.clearSearch(ctx)
 			s.selectTask(ctx, rows[0].TaskID)
-			focus(ctx, idComposerInput)
 		}
 	case "ArrowDown":
 		e.PreventDefault()

@@ -79,6 +79,10 @@ func (tv *taskView) OnMount(ctx app.Context) {
 // OnUpdate follows the shell's selection: another task or session is
 // shown in place.
 func (tv *taskView) OnUpdate(ctx app.Context) {
+	if tv.view != nil && tv.view.taskID != tv.Task.ID {
+		// Another task opens on its chat.
+		tv.tab = ""
+	}
 	if tv.view != nil {
 		tv.view.show(ctx, tv.Task, tv.SessionID)
 	}
@@ -91,6 +95,8 @@ func (tv *taskView) OnDismount() {
 		return
 	}
 	tv.view.close()
+	// Answers still on their way find no task here and change nothing.
+	tv.view.taskID = ""
 	tv.view.release()
 	if tv.Shell.sessions == tv.view {
 		tv.Shell.sessions = nil

@@ -12,9 +12,10 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// transcriptPage is how many messages the transcript renders at first, and
-// how many more each "Show earlier messages" adds: a long session opens as
-// fast as a short one.
+// transcriptPage is how many older messages each "Show earlier messages"
+// fetches. A session opens with the newest messages its snapshot carries
+// (100), so a long session opens as fast as a short one; the transcript
+// renders every message it holds, new ones appended at its end.
 const transcriptPage = 150
 
 // renderSessionPane draws the selected task's sessions: the session tabs
@@ -80,6 +81,89 @@ func (v *sessionView) renderSessionPane() app.UI {
 	)
 }
 
+// liveMessages is how many of the newest messages the transcript renders
+// as entries of its own; the older ones render as one block, which a
+// render of the transcript skips unless one of them changed. A long
+// transcript then streams as fast as a short one: a frame compares the
+// block's counters instead of thousands of entries. The boundary moves in
+// steps of olderStep, so a new message rarely re-renders the block.
+const (
+	liveMessages = 200
+	olderStep    = 100
+)
+
+// transcriptView is what the transcript renders, derived once per change
+// of the detail rather than once per use in a render.
+type transcriptView struct {
+	// detail, joins, writes and loaded say what it was derived from: a
+	// join resets the detail (its write count starts over), so the join
+	// is part of it.
+	detail *state.SessionDetail
+	joins  uint64
+	writes uint64
+	loaded bool
+	msgs   []shared.Message
+	open   []shared.Message
+	retry  map[string]string
+	// older is how many of msgs the block renders; olderRev changes
+	// whenever one of them does.
+	older    int
+	olderRev uint64
+}
+
+// transcript returns the open session's transcript as it renders now.
+func (v *sessionView) transcript() *transcriptView {
+	d, tr := v.detail, &v.tr
+	if tr.detail == d && tr.joins == v.joins && tr.writes == d.Writes() && tr.loaded == d.Loaded() {
+		return tr
+	}
+	if tr.detail != d || tr.joins != v.joins {
+		*tr = transcriptView{detail: d, joins: v.joins, olderRev: tr.olderRev + 1}
+	}
+	tr.writes, tr.loaded = d.Writes(), d.Loaded()
+	tr.msgs = d.Messages()
+	tr.open = state.OpenRequests(tr.msgs)
+	tr.retry = v.retries(tr.msgs)
+	older := 0
+	if n := len(tr.msgs) - liveMessages; n > 0 {
+		older = n / olderStep * olderStep
+	}
+	lowest := d.TakeLowestChanged()
+	if older != tr.older || (older > 0 && lowest > 0 && lowest <= tr.msgs[older-1].Seq) {
+		tr.olderRev++
+	}
+	tr.older = older
+	return tr
+}
+
+// olderMessages renders the transcript's older messages as one block; see
+// liveMessages. Its input is counters, so an unchanged block costs a
+// render nothing.
+type olderMessages struct {
+	app.Compo
+
+	// View is the pane, whose transcript the block renders; it never
+	// changes.
+	View *sessionView
+	// Count is how many of the oldest messages it renders; Rev changes
+	// whenever one of them does.
+	Count      int
+	Rev        uint64
+	Promptable bool
+}
+
+// Render draws the block's entries.
+func (b *olderMessages) Render() app.UI {
+	tr := b.View.transcript()
+	msgs := tr.msgs[:min(b.Count, len(tr.msgs))]
+	return app.Div().Class("transcript-older").Body(
+		app.Range(msgs).Slice(func(i int) app.UI {
+			m := msgs[i]
+			return &messageItem{Msg: m, Retry: tr.retry[m.ID], Promptable: b.Promptable, View: b.View}
+		}),
+	)
+}
+
 // tabLabel names a session's state on its tab: the open session's with
 // its open requests first, as its header does.
 func (v *sessionView) tabLabel(s shared.Session) string {
@@ -95,9 +179,9 @@ func (v *sessionView) tabLabel(s shared.Session) string {
 func (v *sessionView) renderOpenSession() app.UI {
 	d := v.detail
 	sess := d.Session()
-	msgs := d.Messages()
+	tr := v.transcript()
+	msgs, open := tr.msgs, tr.open
 	queue := d.Queue()
-	open := state.OpenRequests(msgs)
 	shown := make(map[string]bool, len(msgs)+len(queue))
 	for _, m := range msgs {
 		if m.ClientMessageID != "" {
@@ -107,10 +191,10 @@ func (v *sessionView) renderOpenSession() app.UI {
 	for _, q := range queue {
 		shown[q.ClientMessageID] = true
 	}
-	hidden := max(len(msgs)-v.shown, 0)
-	window := msgs[hidden:]
-	retry := v.retries(msgs)
+	retry := tr.retry
 	promptable := state.Promptable(sess.State)
+	older := tr.older
+	live := msgs[older:]
 	return app.Section().
 		ID("session-view").
 		Class("session-view").
@@ -138,7 +222,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 						app.If(!d.Loaded(), func() app.UI {
 							return app.P().Class("muted", "transcript-loading").Text("Loading the transcript…")
 						}),
-						app.If(hidden > 0 || (d.Loaded() && d.HasEarlier()), func() app.UI {
+						app.If(d.Loaded() && d.HasEarlier(), func() app.UI {
 							return busyButton("show-earlier", "Show earlier messages", "Loading earlier messages…", v.earlier.busy).
 								Class("show-earlier").OnClick(v.onShowEarlier)
 						}),
@@ -146,8 +230,11 @@ func (v *sessionView) renderOpenSession() app.UI {
 							return app.P().Class("banner", "banner-error").Role("alert").Text("Could not load earlier messages: " + v.earlier.err)
 						}),
 					),
-					app.Range(window).Slice(func(i int) app.UI {
-						m := window[i]
+					app.If(older > 0, func() app.UI {
+						return &olderMessages{View: v, Count: older, Rev: tr.olderRev, Promptable: promptable}
+					}),
+					app.Range(live).Slice(func(i int) app.UI {
+						m := live[i]
 						return &messageItem{Msg: m, Retry: retry[m.ID], Promptable: promptable, View: v}
 					}),
 					v.renderOutgoing(shown),
@@ -202,35 +289,31 @@ func (v *sessionView) retries(msgs []shared.Message) map[string]string {
 	return out
 }
 
-// onShowEarlier shows the next page of older messages: held ones first,
-// then a page fetched from the server.
+// onShowEarlier fetches the page of messages before the oldest one held.
 func (v *sessionView) onShowEarlier(ctx app.Context, _ app.Event) {
 	d := v.detail
 	if d == nil || v.earlier.busy {
 		return
 	}
-	keepDistanceFromEnd(v.ui())
-	if held := len(d.Messages()); held > v.shown {
-		v.shown = min(v.shown+transcriptPage, held)
-		return
-	}
 	ctx = v.ui()
 	v.earlier = request{busy: true}
+	gen := v.joins
 	req := shared.MessageListRequest{SessionID: d.ID(), BeforeSeq: d.OldestSeq(), Limit: transcriptPage}
 	ctx.Async(func() {
 		var resp shared.MessageListResponse
 		err := v.client().Request(context.Background(), shared.ActionMessageList, req, &resp)
 		dispatch(ctx, func(ctx app.Context) {
-			if v.detail != d {
+			if v.detail != d || v.joins != gen {
+				// Reloaded since: this page may not join what is held.
+				v.earlier = request{}
 				return
 			}
 			v.earlier.answered(err)
 			if err != nil {
 				return
 			}
-			keepDistanceFromEnd(v.ui())
+			keepDistanceFromEnd(ctx)
 			d.Earlier(resp.Messages, resp.HasMore)
-			v.shown += len(resp.Messages)
 		})
 	})
 }

@@ -48,6 +48,34 @@ func pressEnter() chromedp.Action[chromedp.Void] {
 	})
 }
 
+// submitComposer sends what the composer holds the way a person does at
+// this viewport: Enter on a desktop, the button on a phone.
+func (p *statusPage) submitComposer() chromedp.Action[chromedp.Void] {
+	if p.phone {
+		return chromedp.Click(chromedp.CSS("#composer-send"))
+	}
+	return pressEnter()
+}
+
+// chat is one task with a mock session, shown in a page at its address.
+type chat struct {
+	c         *testClient
+	taskID    string
+	sessionID string
+	p         *statusPage
+}
+
+// openChat starts a server, makes a task titled title with a mock session
+// and opens the page at the task's address; name names its screenshots.
+func openChat(t *testing.T, v viewport, title, name string) chat {
+	t.Helper()
+	srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
+	c := MustDialTest(t, srv)
+	taskID := c.task(c.workspace("Chat"), title)
+	sessionID := c.mockSession(taskID)
+	return chat{c: c, taskID: taskID, sessionID: sessionID, p: openTaskAt(t, v, srv.Addr(), taskID, sessionID, name)}
+}
+
 // openTaskAt loads the app at the task's address (and session's, when
 // given) and waits until that session is shown.
 func openTaskAt(t *testing.T, v viewport, addr, taskID, sessionID, name string) *statusPage {
@@ -74,12 +102,8 @@ func inView(selector string) string {
 
 func TestBrowserTranscriptFollowsOutputStopsWhenScrolledUpAndJumpsBack(t *testing.T) {
 	atEveryViewport(t, func(t *testing.T, v viewport) {
-		srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
-		c := MustDialTest(t, srv)
-		ws := c.workspace("Chat")
-		taskID := c.task(ws, "Streams a lot")
-		sessionID := c.mockSession(taskID)
-		p := openTaskAt(t, v, srv.Addr(), taskID, sessionID, "chat-follow")
+		ch := openChat(t, v, "Streams a lot", "chat-follow")
+		c, sessionID, p := ch.c, ch.sessionID, ch.p
 
 		c.prompt(sessionID, "/scenario stream 3000 3")
 		p.do(
@@ -123,12 +147,8 @@ func TestBrowserTranscriptFollowsOutputStopsWhenScrolledUpAndJumpsBack(t *testin
 
 func TestBrowserQuestionIsPinnedAndAnsweredFromTheComposer(t *testing.T) {
 	atEveryViewport(t, func(t *testing.T, v viewport) {
-		srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
-		c := MustDialTest(t, srv)
-		ws := c.workspace("Chat")
-		taskID := c.task(ws, "Asks a question")
-		sessionID := c.mockSession(taskID)
-		p := openTaskAt(t, v, srv.Addr(), taskID, sessionID, "chat-question")
+		ch := openChat(t, v, "Asks a question", "chat-question")
+		c, sessionID, p := ch.c, ch.sessionID, ch.p
 
 		c.prompt(sessionID, "/scenario clarify")
 		p.do(
@@ -142,10 +162,11 @@ func TestBrowserQuestionIsPinnedAndAnsweredFromTheComposer(t *testing.T) {
 			"the header never says the agent generates while it waits on the person")
 		p.screenshot("asked")
 
-		// Enter in the composer answers the question: no prompt is queued.
+		// Enter in the composer answers the question (the button on a
+		// phone, whose Enter breaks the line): no prompt is queued.
 		p.do(
 			chromedp.SendKeys(chromedp.CSS("#composer-input"), "main"),
-			pressEnter(),
+			p.submitComposer(),
 			waitJS(agentSaid("answer: main")),
 			waitJS(`document.querySelector('#pending-card') === null`),
 			waitJS(sessionInState("WAITING_FOR_INPUT")),
@@ -165,7 +186,7 @@ func TestBrowserQuestionIsPinnedAndAnsweredFromTheComposer(t *testing.T) {
 			waitJS(`document.querySelector('#composer.composer-answering') === null`),
 			waitJS(`document.querySelector('#composer-send').textContent === 'Queue'`),
 			chromedp.SendKeys(chromedp.CSS("#composer-input"), "a separate prompt"),
-			pressEnter(),
+			p.submitComposer(),
 			waitJS(`[...document.querySelectorAll('.queue-item .queue-text')].some(e => e.textContent === 'a separate prompt')`),
 			waitJS(`document.querySelector('#pending-card') !== null`),
 		)
@@ -268,17 +289,15 @@ func TestBrowserCancelledAndInterruptedTurnsAreMarkedWithARetry(t *testing.T) {
 
 func TestBrowserAgentErrorIsSaidInPlainWordsWithItsDetailAndARetry(t *testing.T) {
 	atEveryViewport(t, func(t *testing.T, v viewport) {
-		srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
-		c := MustDialTest(t, srv)
-		ws := c.workspace("Chat")
-		taskID := c.task(ws, "Fails once")
-		sessionID := c.mockSession(taskID)
-		p := openTaskAt(t, v, srv.Addr(), taskID, sessionID, "chat-error")
+		p := openChat(t, v, "Fails once", "chat-error").p
 
 		p.do(
 			sendPrompt("/scenario error"),
 			waitJS(`document.querySelector('.message[data-type="error"] .plain-error-words') !== null`),
 			waitJS(sessionInState("WAITING_FOR_INPUT")),
+			// The task's banner comes with its status summary, on the
+			// workspace feed: it may follow the session's own events.
+			waitJS(`document.querySelector('#error-banner .error-banner-title') !== null`),
 		)
 		words := evalOn[string](p, `document.querySelector('.message[data-type="error"] .plain-error-words').textContent`)
 		assert.Equal(t, "The turn failed: the agent hit an internal error.", words)
@@ -417,14 +436,17 @@ func TestBrowserSidebarTriagesWhatNeedsYouFirst(t *testing.T) {
 		p.screenshot("search")
 		p.do(pressEnter(), waitJS(pathIs("/tasks/"+works)))
 
-		// Alt+Shift+↓ goes to the next task that needs you.
+		// Alt+Shift+↓ goes to the next task that needs you (outside a text
+		// field, where Alt and the arrows already mean something).
 		p.do(
+			runJS(`document.activeElement.blur()`),
 			chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierAlt, chromedp.ModifierShift)),
 			waitJS(pathIs("/tasks/"+asks)),
 			waitJS(`document.activeElement && document.activeElement.id === 'pending-option-0'`),
 		)
 		// Alt+↓ and Alt+↑ step through the list.
 		p.do(
+			runJS(`document.activeElement.blur()`),
 			chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierAlt)),
 			waitJS(pathIs("/tasks/"+works)),
 			chromedp.KeyEvent(kb.ArrowUp, chromedp.KeyModifiers(chromedp.ModifierAlt)),
