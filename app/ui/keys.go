@@ -81,18 +81,19 @@ func (s *shell) moveSelection(ctx app.Context, step int, needsYou bool) {
 	if len(rows) == 0 {
 		return
 	}
+	// With no task shown, start just outside the list on the side the
+	// step comes from, so the first step lands on its first or last row.
 	at := -1
+	if step < 0 {
+		at = len(rows)
+	}
 	for i, r := range rows {
 		if r.TaskID == s.route.TaskID {
 			at = i
 		}
 	}
 	for n := 1; n <= len(rows); n++ {
-		i := ((at+step*n)%len(rows) + len(rows)) % len(rows)
-		if at < 0 && step < 0 {
-			i = len(rows) - n
-		}
-		r := rows[i]
+		r := rows[((at+step*n)%len(rows)+len(rows))%len(rows)]
 		if needsYou && r.Indicator != state.IndicatorPermission && r.Indicator != state.IndicatorClarification {
 			continue
 		}

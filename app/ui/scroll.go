@@ -54,15 +54,14 @@ func (v *sessionView) stopListeningForScroll() {
 
 // keepScroll remembers the open session's scroll position for a reload.
 func (v *sessionView) keepScroll(bottom bool, top float64) {
-	st := app.Window().Get("sessionStorage")
-	if v.openID == "" || !st.Truthy() {
+	if v.openID == "" {
 		return
 	}
 	if bottom {
-		st.Call("removeItem", scrollKey(v.openID))
+		sessionStorage.Delete(scrollKey(v.openID))
 		return
 	}
-	st.Call("setItem", scrollKey(v.openID), strconv.FormatFloat(top, 'f', 0, 64))
+	sessionStorage.Set(scrollKey(v.openID), strconv.FormatFloat(top, 'f', 0, 64))
 }
 
 // output is called whenever the transcript changed: while following, the
@@ -85,13 +84,10 @@ func (v *sessionView) scrollToEndIfFollowing() {
 // restoreScroll puts a freshly loaded transcript where the person left it
 // (a reload while scrolled up), or at its newest output.
 func (v *sessionView) restoreScroll() {
-	st := app.Window().Get("sessionStorage")
 	pos := -1.0
-	if st.Truthy() {
-		if saved := st.Call("getItem", scrollKey(v.openID)); saved.Truthy() {
-			if p, err := strconv.ParseFloat(saved.String(), 64); err == nil {
-				pos = p
-			}
+	if saved, ok := sessionStorage.Get(scrollKey(v.openID)); ok {
+		if p, err := strconv.ParseFloat(saved, 64); err == nil {
+			pos = p
 		}
 	}
 	if pos < 0 {

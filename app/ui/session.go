@@ -87,7 +87,7 @@ type sessionView struct {
 
 // newSessionView returns the session pane of a mounted task view.
 func newSessionView(tv *taskView) *sessionView {
-	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage{})}
+	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage)}
 	v.subscriptions = tv.Shell.link.subscriptions
 	v.frame = app.FuncOf(func(app.Value, []app.Value) any {
 		dispatch(v.ui(), func(ctx app.Context) {
@@ -205,7 +205,7 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 	v.follow, v.earlier, v.focusOnLoad = state.Follow{}, request{}, true
 	v.detail = state.NewSessionDetail(s.ID)
 	v.detail.SetSession(s)
-	v.outbox = state.NewOutbox(localStorage{}, s.ID, newClientMessageID)
+	v.outbox = state.NewOutbox(localStorage, s.ID, newClientMessageID)
 	v.restoreDraft()
 	v.subscribe(ctx)
 	id := s.ID
@@ -496,13 +496,22 @@ func lostConnection(err error) bool {
 // protocol allows 1 to 128).
 func newClientMessageID() string { return "cm-" + rand.Text() }
 
-// localStorage is the browser's localStorage as a state.KV.
-type localStorage struct{}
+// webStorage is one of the browser's storages (localStorage,
+// sessionStorage) as a state.KV; a browser without it keeps nothing.
+type webStorage string
 
-func (localStorage) store() app.Value { return app.Window().Get("localStorage") }
+// The storages herd keeps things in: drafts, prompts not yet confirmed and
+// what was seen survive a restart of the browser; a scroll position only
+// the tab's reload.
+const (
+	localStorage   webStorage = "localStorage"
+	sessionStorage webStorage = "sessionStorage"
+)
+
+func (w webStorage) store() app.Value { return app.Window().Get(string(w)) }
 
 // Get implements state.KV.
-func (l localStorage) Get(k string) (string, bool) {
+func (l webStorage) Get(k string) (string, bool) {
 	st := l.store()
 	if !st.Truthy() {
 		return "", false
@@ -515,14 +524,14 @@ func (l localStorage) Get(k string) (string, bool) {
 }
 
 // Set implements state.KV.
-func (l localStorage) Set(k, v string) {
+func (l webStorage) Set(k, v string) {
 	if st := l.store(); st.Truthy() {
 		st.Call("setItem", k, v)
 	}
 }
 
 // Delete implements state.KV.
-func (l localStorage) Delete(k string) {
+func (l webStorage) Delete(k string) {
 	if st := l.store(); st.Truthy() {
 		st.Call("removeItem", k)
 	}

@@ -101,7 +101,7 @@ type shell struct {
 func (s *shell) OnInit() {
 	s.store = state.New()
 	if app.IsClient {
-		s.seen = state.LoadSeen(localStorage{})
+		s.seen = state.LoadSeen(localStorage)
 		s.hydrate()
 	}
 }
