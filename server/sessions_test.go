@@ -324,3 +324,46 @@ func TestTheMockProfileRunsTheServersExecutableByDefault(t *testing.T) {
 	require.Equal(t, exe, mock["command"])
 	require.Equal(t, []any{"mock-agent"}, mock["args"])
 }
+
+// A session's settings travel in its snapshot and session.list, change
+// with session.config.set, and reach its subscribers as
+// session.config.updated; bad requests get coded errors.
+func TestSessionConfigOverTheWire(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	task, session := newTaskSession(t, c)
+	viewer := MustDial(t, srv, nil)
+	snap := viewer.call("session.subscribe", map[string]any{"session_id": session["id"]})["snapshot"].(map[string]any)
+	config := snap["session"].(map[string]any)["config"].(map[string]any)
+	require.Len(t, config["options"], 3, "the agent's settings are known once it is ready: %v", config)
+	model := config["options"].([]any)[1].(map[string]any)
+	require.Equal(t, "model", model["id"])
+	require.Equal(t, "mock-fast", model["current_value"])
+	require.Equal(t, "select", model["type"])
+
+	got := c.call("session.config.set", map[string]any{"session_id": session["id"], "option_id": "model", "value": "mock-smart"})
+	require.Equal(t, session["id"], got["session_id"])
+	require.Equal(t, "mock-smart", got["config"].(map[string]any)["options"].([]any)[1].(map[string]any)["current_value"])
+	note := viewer.awaitNotification("session.config.updated")
+	require.Equal(t, "mock-smart", note["config"].(map[string]any)["options"].([]any)[1].(map[string]any)["current_value"])
+	listed := c.call("session.list", map[string]any{"task_id": task["id"]})["sessions"].([]any)[0].(map[string]any)
+	require.Equal(t, "mock-smart", listed["config"].(map[string]any)["options"].([]any)[1].(map[string]any)["current_value"])
+
+	for _, tc := range []struct {
+		payload map[string]any
+		code    string
+	}{
+		{map[string]any{"session_id": session["id"], "value": "x"}, "bad_request"},
+		{map[string]any{"session_id": session["id"], "option_id": "model"}, "bad_request"},
+		{map[string]any{"session_id": session["id"], "option_id": "model", "value": strings.Repeat("x", 129)}, "bad_request"},
+		{map[string]any{"session_id": session["id"], "option_id": "model", "value": "nope"}, "bad_request"},
+		{map[string]any{"session_id": session["id"], "option_id": "nope", "value": "x"}, "not_found"},
+		{map[string]any{"session_id": "missing", "option_id": "model", "value": "x"}, "not_found"},
+		{map[string]any{"session_id": session["id"], "option_id": 7, "value": "x"}, "bad_request"},
+	} {
+		c.callErr("session.config.set", tc.payload, tc.code)
+	}
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "m-1", "content": "/scenario config"})
+	require.Equal(t, "end_turn", awaitSettled(t, c))
+	require.Equal(t, []string{"user:/scenario config", "agent:mode=ask model=mock-smart thinking=false"}, transcript(t, c, session["id"]))
+}

@@ -20,6 +20,7 @@ const (
 	ActionSessionFocus         = "session.focus"
 	ActionSessionGitRefresh    = "session.git.refresh"
 	ActionSessionCancel        = "session.cancel"
+	ActionSessionConfigSet     = "session.config.set"
 	ActionMessageAdd           = "message.add"
 	ActionMessageList          = "message.list"
 	ActionMessageGet           = "message.get"
@@ -52,4 +53,5 @@ const (
 	NotifySessionTurnSettled     = "session.turn.settled"
 	NotifySessionQueueChanged    = "session.queue.changed"
 	NotifySessionGitUpdated      = "session.git.updated"
+	NotifySessionConfigUpdated   = "session.config.updated"
 )

@@ -505,6 +505,19 @@ func planMessage() shared.Message {
 	}
 }
 
+// configEvent is a session's configuration with a select, grouped
+// values and a boolean.
+func configEvent() shared.SessionConfigEvent {
+	return shared.SessionConfigEvent{SessionID: "s-1", Config: shared.SessionConfig{Options: []shared.ConfigOption{
+		{ID: "model", Name: "Model", Description: "AI model to use", Category: shared.ConfigCategoryModel, Type: shared.ConfigSelect,
+			CurrentValue: "sonnet", Values: []shared.ConfigValue{
+				{Value: "opus", Name: "Opus 5.5", Description: "Best for everyday, complex tasks", Group: "Anthropic"},
+				{Value: "sonnet", Name: "Sonnet 5.5", Group: "Anthropic"},
+			}},
+		{ID: "fast", Name: "Fast mode", Category: "model_config", Type: shared.ConfigBoolean, CurrentValue: "false"},
+	}}}
+}
+
 func TestWireGolden(t *testing.T) {
 	tests := []struct {
 		file string
@@ -515,6 +528,7 @@ func TestWireGolden(t *testing.T) {
 		{"message.json", fullMessage()},
 		{"message_tool_call.json", toolCallMessage()},
 		{"message_plan.json", planMessage()},
+		{"session_config_updated.json", configEvent()},
 		{"turn_started.json", shared.TurnStartedEvent{SessionID: "s-1", TurnID: "m-8", MessageID: "m-8"}},
 		{"turn_settled.json", shared.TurnSettledEvent{SessionID: "s-1", TurnID: "m-8", Outcome: shared.TurnCancelled}},
 		{"queue_changed.json", shared.QueueChangedEvent{SessionID: "s-1", Queue: []shared.QueuedPrompt{{

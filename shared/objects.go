@@ -132,10 +132,97 @@ type Session struct {
 	// session/load, or refused them) and opened a fresh session, which
 	// remembers none of the earlier turns: it says why. Absent when the
 	// context was restored or there was none to restore.
-	ContextLost string    `json:"context_lost,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ContextLost string `json:"context_lost,omitempty"`
+	// Config is what the agent lets a person choose for the session (its
+	// model, mode and other options) with their current values, as the
+	// agent last reported them; absent until the agent has reported any.
+	// It is kept when the agent stops, so it shows across reloads and
+	// restarts; the agent's next start reports it afresh.
+	Config    *SessionConfig `json:"config,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
 }
+
+// SessionConfig is the configuration an agent offers for one session.
+type SessionConfig struct {
+	// Options are the agent's options in its own order; never null.
+	Options []ConfigOption `json:"options"`
+}
+
+// Option returns the option with the given id.
+func (c *SessionConfig) Option(id string) (ConfigOption, bool) {
+	if c == nil {
+		return ConfigOption{}, false
+	}
+	for _, o := range c.Options {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return ConfigOption{}, false
+}
+
+// ConfigOptionType says what values a ConfigOption takes.
+type ConfigOptionType string
+
+// Config option types.
+const (
+	// ConfigSelect takes one of the option's Values.
+	ConfigSelect ConfigOptionType = "select"
+	// ConfigBoolean takes "true" or "false".
+	ConfigBoolean ConfigOptionType = "boolean"
+)
+
+// Config option categories the web app places first; an agent may name
+// others (Claude's "model_config"), which are shown after these.
+const (
+	ConfigCategoryModel        = "model"
+	ConfigCategoryMode         = "mode"
+	ConfigCategoryThoughtLevel = "thought_level"
+)
+
+// ConfigOption is one setting of an agent session: an ACP session config
+// option, or the session's modes or models when the agent offers those
+// instead (older agents); session.config.set changes it either way.
+type ConfigOption struct {
+	// ID names the option in session.config.set.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Description is the agent's own; absent when it gave none.
+	Description string `json:"description,omitempty"`
+	// Category is ConfigCategoryModel, ConfigCategoryMode,
+	// ConfigCategoryThoughtLevel or the agent's own; absent when the agent
+	// gave none.
+	Category string           `json:"category,omitempty"`
+	Type     ConfigOptionType `json:"type"`
+	// CurrentValue is the chosen value: one of Values' Value for a
+	// select, "true" or "false" for a boolean.
+	CurrentValue string `json:"current_value"`
+	// Values are a select's choices in the agent's order; absent for a
+	// boolean.
+	Values []ConfigValue `json:"values,omitempty"`
+}
+
+// ConfigValue is one choice of a select ConfigOption.
+type ConfigValue struct {
+	Value string `json:"value"`
+	Name  string `json:"name"`
+	// Description is the agent's own ("Sonnet 5.5 · Efficient for routine
+	// tasks"); absent when it gave none.
+	Description string `json:"description,omitempty"`
+	// Group names the group the agent put the choice in; absent when the
+	// agent does not group its choices.
+	Group string `json:"group,omitempty"`
+}
+
+// Bounds of a stored SessionConfig: what an agent reports beyond them is
+// cut, so one agent cannot make every snapshot of its session large.
+const (
+	MaxConfigOptions   = 32
+	MaxConfigValues    = 200
+	MaxConfigTextBytes = 512
+	MaxConfigIDBytes   = 128
+)
 
 // MessageType classifies a transcript message.
 type MessageType string

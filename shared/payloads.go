@@ -222,6 +222,23 @@ type SessionGitEvent struct {
 	Repositories []RepositoryGit `json:"repositories"`
 }
 
+// SessionConfigSetRequest sets one option of a session's configuration
+// (session.config.set): Value is one of the option's values, or "true" or
+// "false" for a boolean option.
+type SessionConfigSetRequest struct {
+	SessionID string `json:"session_id"`
+	OptionID  string `json:"option_id"`
+	Value     string `json:"value"`
+}
+
+// SessionConfigEvent is the payload of session.config.updated, and the
+// answer of session.config.set: the session's whole configuration as the
+// agent now reports it.
+type SessionConfigEvent struct {
+	SessionID string        `json:"session_id"`
+	Config    SessionConfig `json:"config"`
+}
+
 // SessionSubscribeResponse answers session.subscribe; Snapshot is present
 // only when the connection newly joined.
 type SessionSubscribeResponse struct {

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 )
 
 // This file reads the background work of Claude's ACP adapter
@@ -129,16 +128,7 @@ func (e *Execution) endTurn(ctx context.Context, turn uint64, workEnded, answere
 		p.Lifecycle = LifecycleFinished
 		evs[i] = Event{Kind: EventBackgroundEnded, Tool: &ToolCall{ID: t.ID, Provenance: &p}}
 	}
-	reached, ok := e.seq.pushBarrier(evs)
-	if !ok {
-		e.fail(errors.New("agent event queue overflow"))
-		return
-	}
-	select {
-	case <-reached:
-	case <-e.seq.done:
-	case <-ctx.Done():
-	}
+	e.deliver(ctx, evs...)
 }
 
 // PromptOpen reports whether a prompt was in flight: sent, and not

@@ -36,9 +36,10 @@ var errNoRestore = errors.New("the agent offers neither session/resume nor sessi
 // why the earlier context was lost.
 func (e *Execution) openSession(ctx context.Context, caps acp.AgentCapabilities) error {
 	if prev := acp.SessionId(e.opts.ResumeSessionID); prev != "" {
-		method, err := e.continueSession(ctx, caps, prev)
+		method, config, err := e.continueSession(ctx, caps, prev)
 		if err == nil {
 			e.sessionID, e.restore = prev, Restore{Method: method}
+			e.replaceConfig(ctx, config)
 			return nil
 		}
 		if errors.Is(err, errPeerGone) || ctx.Err() != nil {
@@ -51,34 +52,35 @@ func (e *Execution) openSession(ctx context.Context, caps acp.AgentCapabilities)
 		return e.startError(ctx, "session/new", err)
 	}
 	e.sessionID = ns.SessionId
+	e.replaceConfig(ctx, configOf(ns.ConfigOptions, ns.Modes, ns.Models))
 	return nil
 }
 
 // continueSession asks the agent to continue session id and returns the
-// method that did. session/load replays the session's history as
+// method that did and the session's configuration as the agent reports it. session/load replays the session's history as
 // session/update notifications before it answers; the transcript holds
 // that history already, so the reader drops every update until the answer
 // (wireReader.replay) and counts them in Stats.Replayed.
-func (e *Execution) continueSession(ctx context.Context, caps acp.AgentCapabilities, id acp.SessionId) (string, error) {
+func (e *Execution) continueSession(ctx context.Context, caps acp.AgentCapabilities, id acp.SessionId) (string, sessionConfig, error) {
 	switch {
 	case caps.SessionCapabilities.Resume != nil:
-		_, err := e.conn.ResumeSession(ctx, acp.ResumeSessionRequest{SessionId: id, Cwd: e.opts.Cwd, McpServers: []acp.McpServer{}})
+		r, err := e.conn.ResumeSession(ctx, acp.ResumeSessionRequest{SessionId: id, Cwd: e.opts.Cwd, McpServers: []acp.McpServer{}})
 		if err != nil {
-			return "", e.callError(ctx, MethodResume, err)
+			return "", sessionConfig{}, e.callError(ctx, MethodResume, err)
 		}
-		return MethodResume, nil
+		return MethodResume, configOf(r.ConfigOptions, r.Modes, r.Models), nil
 	case caps.LoadSession:
 		e.reader.replay.Store(true)
-		_, err := e.conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: id, Cwd: e.opts.Cwd, McpServers: []acp.McpServer{}})
+		r, err := e.conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: id, Cwd: e.opts.Cwd, McpServers: []acp.McpServer{}})
 		// The reader ended the replay at the answer; without one (the
 		// call timed out) nothing more is dropped.
 		e.reader.replay.Store(false)
 		if err != nil {
-			return "", e.callError(ctx, MethodLoad, err)
+			return "", sessionConfig{}, e.callError(ctx, MethodLoad, err)
 		}
-		return MethodLoad, nil
+		return MethodLoad, configOf(r.ConfigOptions, r.Modes, r.Models), nil
 	}
-	return "", errNoRestore
+	return "", sessionConfig{}, errNoRestore
 }
 
 // Resumable reports whether the agent offers a way to continue its session

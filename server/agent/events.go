@@ -33,6 +33,10 @@ const (
 	// EventSessionInfo carries the session title the agent chose
 	// (session_info_update).
 	EventSessionInfo
+	// EventConfig carries the session's whole configuration whenever it
+	// changes: when the agent opens the session, and after a
+	// config_option_update, a current_mode_update or a SetConfig.
+	EventConfig
 	// EventBackgroundEnded ends background work whose end the wire does
 	// not mark: the runtime sends it when the prompt that launched the
 	// work returns (Provenance.EndsWithTurn; see claude.go). Tool holds the
@@ -44,7 +48,7 @@ var eventKindNames = [...]string{
 	EventText: "text", EventThought: "thought", EventToolCall: "tool_call",
 	EventToolCallUpdate: "tool_call_update", EventPlan: "plan", EventUsage: "usage",
 	EventMode: "mode", EventCommands: "commands", EventSessionInfo: "session_info",
-	EventBackgroundEnded: "background_ended",
+	EventBackgroundEnded: "background_ended", EventConfig: "config",
 }
 
 // String returns the kind's short name, e.g. "tool_call".
@@ -56,10 +60,9 @@ func (k EventKind) String() string {
 }
 
 // Event is one normalised session/update. Only the fields of its Kind are
-// set. Two updates are deliberately not events: user_message_chunk (herd
+// set. One update is deliberately not an event: user_message_chunk (herd
 // already holds the person's message; agents echo it only when replaying
-// history, which herd does not ask for) and config_option_update (herd
-// offers no session config options, so there is nothing to show).
+// history, which herd does not ask for).
 type Event struct {
 	Kind EventKind
 	// MessageID is the ACP messageId of a text or thought chunk: chunks with
@@ -82,6 +85,11 @@ type Event struct {
 	Commands []Command
 	// Title is the session title for EventSessionInfo; empty means unchanged.
 	Title string
+	// Config is the session's whole configuration for EventConfig.
+	Config *ConfigState
+	// configUpdate is what a config_option_update reported, before the
+	// execution adopts it (applyConfigUpdate).
+	configUpdate sessionConfig
 }
 
 // ToolStatus is a tool call's ACP status.
@@ -198,6 +206,8 @@ func normalize(u acp.SessionUpdate, caps Capabilities) (Event, bool) {
 			cmds[i] = Command{Name: c.Name, Description: c.Description}
 		}
 		return Event{Kind: EventCommands, Commands: cmds}, true
+	case u.ConfigOptionUpdate != nil && u.ConfigOptionUpdate.SessionUpdate == "config_option_update":
+		return Event{Kind: EventConfig, configUpdate: configOf(u.ConfigOptionUpdate.ConfigOptions, nil, nil)}, true
 	case u.SessionInfoUpdate != nil && u.SessionInfoUpdate.SessionUpdate == "session_info_update":
 		return Event{Kind: EventSessionInfo, Title: deref(u.SessionInfoUpdate.Title)}, true
 	}

@@ -120,6 +120,12 @@ type Execution struct {
 	nextReq  uint64
 	work     turnWork
 
+	// cfgMu guards config, the session's configuration (config.go), and
+	// configAt, the Seq of its latest state.
+	cfgMu    sync.Mutex
+	config   sessionConfig
+	configAt uint64
+
 	// ignored counts session updates that are not events; replayed the
 	// updates of a session/load's replay, which are dropped.
 	ignored, replayed atomic.Uint64

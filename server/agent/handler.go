@@ -76,6 +76,10 @@ func (c client) SessionUpdate(_ context.Context, n acp.SessionNotification) erro
 		c.e.ignored.Add(1)
 		return nil
 	}
+	if ev.Kind == EventConfig || ev.Kind == EventMode {
+		c.e.applyConfigUpdate(ev)
+		return nil
+	}
 	c.e.attribute(&ev)
 	if !c.e.seq.push(ev) {
 		c.e.fail(errors.New("agent event queue overflow"))

@@ -23,6 +23,9 @@ var MockAgentProfile func(args ...string) Profile
 type recorder struct {
 	mu     sync.Mutex
 	events []Event
+	// configs are the EventConfig events, kept apart from events: every
+	// mock session reports its settings when it opens.
+	configs []ConfigState
 	order  []string // "event:KIND:TOOLID" and "permission:TOOLID", in call order
 	wake   chan struct{}
 
@@ -41,6 +44,11 @@ func (r *recorder) OnEvent(ev Event) {
 		time.Sleep(r.slow)
 	}
 	r.mu.Lock()
+	if ev.Kind == EventConfig {
+		r.configs = append(r.configs, *ev.Config)
+		r.mu.Unlock()
+		return
+	}
 	r.events = append(r.events, ev)
 	if ev.Tool != nil {
 		r.order = append(r.order, "event:"+ev.Kind.String()+":"+ev.Tool.ID)

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -80,6 +82,21 @@ func (s *sequencer) pushBarrier(evs []Event) (<-chan struct{}, bool) {
 	}
 	reached := make(chan struct{})
 	return reached, s.add(item{reached: reached})
+}
+
+// deliver queues evs and waits until the Handler has seen them and
+// everything queued before them, or delivery stops, or ctx ends.
+func (e *Execution) deliver(ctx context.Context, evs ...Event) {
+	reached, ok := e.seq.pushBarrier(evs)
+	if !ok {
+		e.fail(errors.New("agent event queue overflow"))
+		return
+	}
+	select {
+	case <-reached:
+	case <-e.seq.done:
+	case <-ctx.Done():
+	}
 }
 
 // pushMark queues the mark the reader issued as number k.

@@ -88,7 +88,6 @@ func TestNormalizeSkipsUnknownKindsTheSDKMisdecodes(t *testing.T) {
 		`{"sessionUpdate":"async_task_spawned","asyncTaskId":"bash_1","toolCallId":"t"}`,
 		`{"sessionUpdate":"subagent_spawned","name":"Explore"}`,
 		`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"hi"}}`,
-		`{"sessionUpdate":"config_option_update","configOptions":[]}`,
 	} {
 		var u acp.SessionUpdate
 		if err := json.Unmarshal([]byte(raw), &u); err != nil {

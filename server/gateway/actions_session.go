@@ -22,6 +22,9 @@ type Sessions interface {
 	RespondPermission(ctx context.Context, req shared.PermissionRespondRequest) (shared.Message, error)
 	RespondClarification(ctx context.Context, req shared.ClarificationRespondRequest) (shared.Message, error)
 	Cancel(ctx context.Context, sessionID string) (shared.Session, error)
+	// SetConfig sets one option of a session's configuration through its
+	// agent and returns the configuration that results.
+	SetConfig(ctx context.Context, req shared.SessionConfigSetRequest) (shared.SessionConfigEvent, error)
 	// EndTask ends the sessions of an archived task and stops their agents.
 	EndTask(ctx context.Context, taskID string) error
 }
@@ -44,6 +47,7 @@ func (g *Gateway) sessionActions() map[string]action {
 		shared.ActionSessionFocus:         {run: handle(g.sessionFocus), ordered: true},
 		shared.ActionSessionGitRefresh:    {run: handle(g.sessionGitRefresh)},
 		shared.ActionSessionCancel:        {run: handle(g.sessionCancel)},
+		shared.ActionSessionConfigSet:     {run: handle(g.sessionConfigSet)},
 		shared.ActionMessageAdd:           {run: handle(g.messageAdd)},
 		shared.ActionMessageList:          {run: handle(g.messageList)},
 		shared.ActionMessageGet:           {run: handle(g.messageGet)},
@@ -158,6 +162,23 @@ func (g *Gateway) sessionCancel(ctx context.Context, _ *conn, req shared.Session
 		return nil, err
 	}
 	return g.cfg.Sessions.Cancel(ctx, req.SessionID)
+}
+
+// sessionConfigSet sets one option of a session's configuration; the
+// option and value are the agent's ids, matched exactly.
+func (g *Gateway) sessionConfigSet(ctx context.Context, _ *conn, req shared.SessionConfigSetRequest) (any, error) {
+	if err := requireID("session_id", req.SessionID); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ name, value string }{{"option_id", req.OptionID}, {"value", req.Value}} {
+		switch {
+		case f.value == "":
+			return nil, shared.Errorf(shared.CodeBadRequest, "%s is required", f.name)
+		case len(f.value) > shared.MaxConfigIDBytes:
+			return nil, shared.Errorf(shared.CodeBadRequest, "%s is longer than %d bytes", f.name, shared.MaxConfigIDBytes)
+		}
+	}
+	return g.cfg.Sessions.SetConfig(ctx, req)
 }
 
 // messageAdd sends a prompt; message_id is accepted as an alias of

@@ -28,6 +28,11 @@ const (
 type session struct {
 	Cwd   string     `json:"cwd"`
 	Turns []exchange `json:"turns"`
+	// Config holds the settings changed from their initial values
+	// (config.go), by option id.
+	Config map[string]string `json:"config,omitempty"`
+	// running counts the session's turns in flight; not kept.
+	running int
 }
 
 // exchange is one played turn: the prompt and the answer text.
@@ -109,10 +114,12 @@ func (m *mock) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (acp
 	if m.restoreMode != restoreResume {
 		return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
 	}
-	if _, err := m.restore(p.SessionId, p.Cwd); err != nil {
+	s, err := m.restore(p.SessionId, p.Cwd)
+	if err != nil {
 		return acp.ResumeSessionResponse{}, err
 	}
-	return acp.ResumeSessionResponse{}, nil
+	options, modes, models := m.sessionConfig(s)
+	return acp.ResumeSessionResponse{ConfigOptions: options, Modes: modes, Models: models}, nil
 }
 
 // LoadSession continues a saved session, when --restore is load, after
@@ -136,7 +143,8 @@ func (m *mock) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.L
 			}
 		}
 	}
-	return acp.LoadSessionResponse{}, nil
+	options, modes, models := m.sessionConfig(s)
+	return acp.LoadSessionResponse{ConfigOptions: options, Modes: modes, Models: models}, nil
 }
 
 // history answers with the prompts of the session's earlier turns, so a

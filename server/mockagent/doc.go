@@ -30,12 +30,27 @@
 //	                   the same work, but the prompt request stays open until
 //	                   it has finished (a held-open subagent turn); another
 //	                   prompt may run meanwhile
+//	config             answers the session's settings: "mode=ask model=mock-fast
+//	                   thinking=false"
+//	set-config OPTION VALUE
+//	                   changes a setting itself, telling the client with
+//	                   config_option_update (with --config legacy,
+//	                   current_mode_update for the mode), then answers
+//	                   "set OPTION=VALUE"
 //	claude-replay NAME [MS]
 //	                   the prompt turn the real Claude adapter sent in the
 //	                   recording NAME of package claudeframes (stream,
 //	                   subagent, shell), frame for frame, pausing MS ms
 //	                   after its human-origin usage_update (the foreground's
 //	                   yield) while the prompt stays open
+//
+// The mock offers three settings (config.go): a mode (ask, code, plan), a
+// model (mock-fast, mock-smart) and a yes/no "thinking", as ACP session
+// config options, or with --config legacy (env HERD_MOCK_CONFIG) the mode
+// and model as ACP modes and models set with session/set_mode and
+// session/set_model, or with --config none not at all. Its rule: the
+// model cannot change while a turn runs (an invalid-request error says
+// so); the others can.
 //
 // A turn stops at session/cancel and ends with stop reason cancelled, as it
 // does when the client withdraws a permission or clarification request;

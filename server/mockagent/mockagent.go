@@ -1,6 +1,7 @@
 package mockagent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -28,6 +29,7 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 	fs.SetOutput(stderr)
 	slowStart := fs.Int("slow-start", 0, "milliseconds to wait before answering initialize (env HERD_MOCK_SLOW_START_MS)")
 	stateDir := fs.String("state-dir", os.Getenv("HERD_MOCK_STATE_DIR"), "directory that keeps each session's history across processes (env HERD_MOCK_STATE_DIR)")
+	configMode := fs.String("config", cmp.Or(os.Getenv("HERD_MOCK_CONFIG"), configOptions), "how the session's settings are offered: options, legacy (modes and models) or none (env HERD_MOCK_CONFIG)")
 	restoreMode := fs.String("restore", os.Getenv("HERD_MOCK_RESTORE"), "with --state-dir, how a later process continues a session: resume, load or none (env HERD_MOCK_RESTORE; default resume)")
 	if v := os.Getenv("HERD_MOCK_SLOW_START_MS"); v != "" {
 		ms, err := strconv.Atoi(v)
@@ -40,7 +42,10 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 		return err
 	}
 	if *slowStart < 0 || fs.NArg() > 0 {
-		return fmt.Errorf("usage: herd mock-agent [--slow-start MS] [--state-dir DIR [--restore resume|load|none]]")
+		return fmt.Errorf("usage: herd mock-agent [--slow-start MS] [--config options|legacy|none] [--state-dir DIR [--restore resume|load|none]]")
+	}
+	if *configMode != configOptions && *configMode != configLegacy && *configMode != configNone {
+		return fmt.Errorf("--config: %q is not options, legacy or none", *configMode)
 	}
 	switch {
 	case *stateDir == "" && *restoreMode != "":
@@ -61,7 +66,7 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 	m := &mock{
 		ctx: ctx, version: version, slowStart: time.Duration(*slowStart) * time.Millisecond,
 		log: slog.New(slog.NewTextHandler(stderr, nil)), sessions: make(map[acp.SessionId]*session),
-		stateDir: *stateDir, restoreMode: *restoreMode,
+		stateDir: *stateDir, restoreMode: *restoreMode, configMode: *configMode,
 	}
 	gate := agent.NewReadGate(stdin)
 	m.conn = acp.NewAgentSideConnection(m, stdout, gate)
@@ -89,6 +94,7 @@ type mock struct {
 	// stateDir keeps session histories across processes ("" keeps them
 	// in memory only); restoreMode is how a later process continues them.
 	stateDir, restoreMode string
+	configMode            string       // how settings are offered: configOptions, configLegacy or configNone
 	clarify               atomic.Bool  // the client announced agent.ClarifyMethod
 	seq                   atomic.Int64 // numbers sessions and messages
 	cancels               atomic.Int64 // counts session/cancel notifications
@@ -154,7 +160,8 @@ func (m *mock) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSe
 	m.mu.Lock()
 	m.sessions[id] = s
 	m.mu.Unlock()
-	return acp.NewSessionResponse{SessionId: id}, nil
+	options, modes, models := m.sessionConfig(s)
+	return acp.NewSessionResponse{SessionId: id, ConfigOptions: options, Modes: modes, Models: models}, nil
 }
 
 // Prompt plays one turn and adds it to the session's history.
@@ -172,8 +179,12 @@ func (m *mock) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptRespo
 		}
 	}
 	t := &turn{m: m, ctx: ctx, sid: p.SessionId, s: s, cwd: s.Cwd, msg: "msg-" + strconv.FormatInt(m.seq.Add(1), 10), cancels: m.cancels.Load()}
+	m.mu.Lock()
+	s.running++
+	m.mu.Unlock()
 	err := t.play(text.String())
 	m.mu.Lock()
+	s.running--
 	s.Turns = append(s.Turns, exchange{Prompt: text.String(), Answer: t.said.String()})
 	saveErr := m.save(p.SessionId, s)
 	m.mu.Unlock()
@@ -210,16 +221,6 @@ func (m *mock) CloseSession(context.Context, acp.CloseSessionRequest) (acp.Close
 // ListSessions is not offered.
 func (m *mock) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
 	return acp.ListSessionsResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionList)
-}
-
-// SetSessionConfigOption is not offered.
-func (m *mock) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
-	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
-}
-
-// SetSessionMode is not offered.
-func (m *mock) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
-	return acp.SetSessionModeResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetMode)
 }
 
 // turn is one prompt being played.
@@ -285,6 +286,13 @@ func (t *turn) play(prompt string) error {
 		return t.crash()
 	case "history":
 		return t.history()
+	case "config":
+		return t.showConfig()
+	case "set-config":
+		if len(args) != 2 {
+			return acp.NewInvalidParams(map[string]any{"error": "usage: /scenario set-config OPTION VALUE"})
+		}
+		return t.selfConfig(args[0], args[1])
 	case "sleep":
 		ms, err := intArgs(args, 1, 1)
 		if err != nil {

@@ -17,11 +17,12 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// statePublisher is a Publisher that keeps the state events and counts
-// settled turns.
+// statePublisher is a Publisher that keeps the state and configuration
+// events and counts settled turns.
 type statePublisher struct {
 	mu      sync.Mutex
 	states  []shared.SessionStateEvent
+	configs []shared.SessionConfigEvent
 	settled int
 }
 
@@ -35,6 +36,8 @@ func (p *statePublisher) PublishSession(_, action string, payload any, _ bool) {
 		if action == shared.NotifySessionTurnSettled {
 			p.settled++
 		}
+	case shared.SessionConfigEvent:
+		p.configs = append(p.configs, ev)
 	}
 }
 

@@ -41,6 +41,13 @@ type run struct {
 	// agentMessage is the agent's id (ACP messageId) of the newest text
 	// or reasoning chunk that carried one.
 	agentMessage string
+	// configMu orders the stores of the session's configuration, and
+	// configAt is the Seq of the latest state stored (see storeConfig).
+	configMu sync.Mutex
+	configAt uint64
+	// startMu makes one caller at a time start the agent (see
+	// ensureExecution): a turn, or a configuration change.
+	startMu sync.Mutex
 	// prompt is the id of the sent prompt whose turn holds the
 	// foreground, until the turn ends or its mark is written (see
 	// takePrompt); a handed-off turn's successor replaces it.
@@ -124,6 +131,8 @@ func (r *run) begin(profile agent.Profile, prompt string) {
 // session failed, or it died idle and may be continued) a new one starts,
 // unless the session failed.
 func (r *run) ensureExecution(ctx context.Context, profile *agent.Profile) error {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
 	for {
 		r.mu.Lock()
 		if r.stopping {

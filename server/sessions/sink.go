@@ -335,6 +335,10 @@ func (r *run) OnEvent(ev agent.Event) {
 		err = errors.Join(err, co.Chunk(r.m.ctx, coalescer.KindThinking, ev.Text))
 	case agent.EventToolCall, agent.EventToolCallUpdate, agent.EventPlan:
 		err = co.Barrier(r.m.ctx, ev)
+	case agent.EventConfig:
+		if ev.Config != nil {
+			_ = r.storeConfig(r.m.ctx, *ev.Config) // logged there
+		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		r.m.log.Debug("drop event after close", "session", r.id, "kind", ev.Kind.String(), "err", err)

@@ -24,6 +24,7 @@ type sessionRow struct {
 	ErrorMessage        string    `gorm:"column:error_message"`
 	AgentSessionID      string    `gorm:"column:agent_session_id"`
 	ContextLost         string    `gorm:"column:context_lost"`
+	Config              string    `gorm:"column:config"`
 	NextMessageSeq      int64     `gorm:"column:next_message_seq"`
 	CreatedAt           time.Time `gorm:"column:created_at"`
 	UpdatedAt           time.Time `gorm:"column:updated_at"`
@@ -33,7 +34,7 @@ type sessionRow struct {
 func (sessionRow) TableName() string { return "sessions" }
 
 func (r sessionRow) toSession() shared.Session {
-	return shared.Session{
+	s := shared.Session{
 		ID:                  r.ID,
 		TaskID:              r.TaskID,
 		AgentProfileID:      r.AgentProfileID,
@@ -47,6 +48,14 @@ func (r sessionRow) toSession() shared.Session {
 		CreatedAt:           r.CreatedAt.UTC(),
 		UpdatedAt:           r.UpdatedAt.UTC(),
 	}
+	if r.Config != "" {
+		// Only SetSessionConfig writes it, from a value it encoded.
+		var c shared.SessionConfig
+		if json.Unmarshal([]byte(r.Config), &c) == nil {
+			s.Config = &c
+		}
+	}
+	return s
 }
 
 // messageRow is a row of messages.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -201,6 +202,32 @@ func (s *Store) SetAgentSession(ctx context.Context, id, agentSessionID, context
 		return shared.Session{}, false, err
 	}
 	return row.toSession(), res.RowsAffected == 1, nil
+}
+
+// SetSessionConfig stores the agent's configuration of a session. It
+// reports changed false, and writes nothing, when that configuration is
+// stored already. The configuration is not part of the session's state:
+// the state_revision and updated_at stay as they are.
+func (s *Store) SetSessionConfig(ctx context.Context, id string, c shared.SessionConfig) (bool, error) {
+	if c.Options == nil {
+		c.Options = []shared.ConfigOption{}
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return false, fmt.Errorf("encode config of session %s: %w", id, err)
+	}
+	res := s.write.WithContext(ctx).Model(&sessionRow{}).Where("id = ? AND config <> ?", id, string(raw)).
+		UpdateColumn("config", string(raw))
+	if res.Error != nil {
+		return false, fmt.Errorf("update config of session %s: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		// Unchanged, or no such session.
+		if _, err := s.loadSession(ctx, id); err != nil {
+			return false, err
+		}
+	}
+	return res.RowsAffected == 1, nil
 }
 
 // loadSession reads a session row through the writer, so it sees the

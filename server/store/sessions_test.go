@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -142,4 +143,59 @@ func TestAgentSessionIsKeptAndContextLossIsRevisioned(t *testing.T) {
 			t.Fatalf("agent session of a missing session: %v", err)
 		}
 	})
+}
+
+// A session's configuration is kept as the agent reported it, values and
+// all, and is no part of its state.
+func TestSessionConfigIsKeptWholeWithoutTouchingTheState(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		task := mustTask(t, s, shared.TaskCreateRequest{WorkspaceID: mustWorkspace(t, s, "w").ID, Title: "t"})
+		id := mustSession(t, s, task.ID)
+		before, err := s.GetSession(ctx, id)
+		if err != nil || before.Config != nil {
+			t.Fatalf("new session config %+v, %v", before.Config, err)
+		}
+		c := shared.SessionConfig{Options: []shared.ConfigOption{
+			{ID: "model", Name: "Model", Category: shared.ConfigCategoryModel, Type: shared.ConfigSelect, CurrentValue: "sonnet",
+				Values: []shared.ConfigValue{{Value: "opus", Name: "Opus 5.5", Description: "Opus · $4/$20 per Mtok"}, {Value: "sonnet", Name: "Sonnet", Group: "Anthropic"}}},
+			{ID: "fast", Name: "Fast mode", Type: shared.ConfigBoolean, CurrentValue: "false"},
+		}}
+		if changed, err := s.SetSessionConfig(ctx, id, c); err != nil || !changed {
+			t.Fatalf("first config: changed %v, %v", changed, err)
+		}
+		if changed, err := s.SetSessionConfig(ctx, id, c); err != nil || changed {
+			t.Fatalf("same config again: changed %v, %v", changed, err)
+		}
+		got, err := s.GetSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Config, &c) {
+			t.Fatalf("stored %+v\nwant   %+v", got.Config, c)
+		}
+		if got.StateRevision != before.StateRevision || !got.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Fatalf("revision %d→%d, updated %v→%v", before.StateRevision, got.StateRevision, before.UpdatedAt, got.UpdatedAt)
+		}
+		list, err := s.ListSessions(ctx, task.ID)
+		if err != nil || len(list) != 1 || currentOf(list[0].Config, "model") != "sonnet" {
+			t.Fatalf("listed %+v, %v", list, err)
+		}
+		c.Options[0].CurrentValue = "opus"
+		if changed, err := s.SetSessionConfig(ctx, id, c); err != nil || !changed {
+			t.Fatalf("changed model: changed %v, %v", changed, err)
+		}
+		if got, _ := s.GetSession(ctx, id); currentOf(got.Config, "model") != "opus" {
+			t.Fatalf("model = %q", currentOf(got.Config, "model"))
+		}
+		if _, err := s.SetSessionConfig(ctx, "missing", c); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("config of a missing session: %v", err)
+		}
+	})
+}
+
+func currentOf(c *shared.SessionConfig, id string) string {
+	o, _ := c.Option(id)
+	return o.CurrentValue
 }
