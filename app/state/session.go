@@ -176,10 +176,26 @@ func (d *SessionDetail) Reset() {
 // is ignored, so a live event applied while the request was in flight
 // stays. Equal revisions are accepted because a restarted server keeps the
 // revision but not the in-memory activity it counted.
+//
+// Once a snapshot is loaded the configuration is the snapshot's and the
+// session.config.updated that followed it: a record read before the
+// newest of those may carry an older one, and a configuration change
+// raises no revision.
 func (d *SessionDetail) SetSession(s shared.Session) {
 	if d.session.ID == "" || s.StateRevision >= d.session.StateRevision {
+		if d.loaded {
+			s.Config = d.session.Config
+		}
 		d.session = s
 	}
+}
+
+// SetConfig records the configuration a session.config.set answered
+// with. The session.config.updated that carries the same change may come
+// before or after it; a later change's event, should one overtake the
+// answer, comes again with the next change.
+func (d *SessionDetail) SetConfig(c shared.SessionConfig) {
+	d.session.Config = &c
 }
 
 // Load applies the snapshot of session.subscribe, then the notifications
@@ -188,6 +204,7 @@ func (d *SessionDetail) SetSession(s shared.Session) {
 func (d *SessionDetail) Load(snap shared.SessionSnapshot) {
 	early := d.early
 	d.Reset()
+	d.session.Config = snap.Session.Config
 	d.SetSession(snap.Session)
 	for _, m := range snap.Messages {
 		d.writeMessage(m)
@@ -346,6 +363,12 @@ func (d *SessionDetail) apply(env shared.Envelope) {
 	case shared.NotifySessionQueueChanged:
 		if ev, ok := decode[shared.QueueChangedEvent](env.Payload); ok {
 			d.setQueue(ev.Queue)
+		}
+	case shared.NotifySessionConfigUpdated:
+		// The whole configuration, every time.
+		if ev, ok := decode[shared.SessionConfigEvent](env.Payload); ok {
+			c := ev.Config
+			d.session.Config = &c
 		}
 	case shared.NotifySessionGitUpdated:
 		// Every repository of the task, every time: a whole replacement.

@@ -77,6 +77,8 @@ type sessionView struct {
 	focusOnLoad bool
 	// refresh is the last session.git.refresh sent, with its outcome.
 	refresh gitRefresh
+	// config holds the configuration changes on their way to the agent.
+	config configEdit
 
 	// frame is the requestAnimationFrame callback that flushes the
 	// detail's batch; framePending is set while one is requested.
@@ -202,7 +204,7 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 	}
 	v.close()
 	v.openID, v.err = s.ID, ""
-	v.follow, v.earlier, v.focusOnLoad = state.Follow{}, request{}, true
+	v.follow, v.earlier, v.focusOnLoad, v.config = state.Follow{}, request{}, true, configEdit{}
 	v.detail = state.NewSessionDetail(s.ID)
 	v.detail.SetSession(s)
 	v.outbox = state.NewOutbox(localStorage, s.ID, newClientMessageID)
@@ -375,8 +377,11 @@ func (v *sessionView) push(ctx app.Context, env shared.Envelope) {
 		v.resubscribe(ctx)
 		return
 	}
-	if env.Action == shared.NotifySessionStateChanged || env.Action == shared.NotifySessionActivityChanged {
+	switch env.Action {
+	case shared.NotifySessionStateChanged, shared.NotifySessionActivityChanged:
 		v.updateListed()
+	case shared.NotifySessionConfigUpdated:
+		v.syncConfigControls()
 	}
 	if v.detail.Writes() != writes {
 		v.output()

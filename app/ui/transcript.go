@@ -204,6 +204,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 		Body(
 			app.Div().Class("session-head").Body(
 				renderSessionState(sess, open),
+				v.renderConfig(sess),
 				app.If(sess.State == shared.SessionRunning, func() app.UI {
 					return app.Button().ID("session-cancel").Class("text-button", "danger").Type("button").OnClick(v.onCancel).Text("Cancel")
 				}),

@@ -21,6 +21,10 @@ func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, co
 	if err != nil {
 		return shared.MessageAddResponse{}, err
 	}
+	// A transition commits before the run's mirror learns of it: a client
+	// that read the new state (a session.list) in between must not be
+	// refused for the old one.
+	r.remember(session)
 	if existing, found, err := m.cfg.Store.MessageByClientID(ctx, clientMessageID); err != nil {
 		return shared.MessageAddResponse{}, err
 	} else if found {
