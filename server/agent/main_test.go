@@ -26,8 +26,8 @@ type recorder struct {
 	// configs are the EventConfig events, kept apart from events: every
 	// mock session reports its settings when it opens.
 	configs []ConfigState
-	order  []string // "event:KIND:TOOLID" and "permission:TOOLID", in call order
-	wake   chan struct{}
+	order   []string // "event:KIND:TOOLID" and "permission:TOOLID", in call order
+	wake    chan struct{}
 
 	// slow delays OnEvent for tool calls, to tempt requests to overtake.
 	slow time.Duration
