@@ -340,7 +340,11 @@ func (e *Execution) SetConfig(ctx context.Context, optionID, value string) (Conf
 	if err != nil {
 		var re *acp.RequestError
 		if errors.As(err, &re) {
-			return ConfigState{}, shared.Errorf(shared.CodeConflict, "the agent did not change %s: %s", opt.Name, agentError(re).Error())
+			words := dataText(re.Data)
+			if words == "" {
+				words = re.Message
+			}
+			return ConfigState{}, shared.Errorf(shared.CodeConflict, "the agent refused: %s", words)
 		}
 		if e.peerGone() {
 			return ConfigState{}, shared.Errorf(shared.CodeUnavailable, "the agent stopped before it answered %s", method)
