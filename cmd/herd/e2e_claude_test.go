@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -71,6 +72,31 @@ func TestBrowserRealClaudeSessionFromTheReadme(t *testing.T) {
 				waitJS(agentSaid("Claude here, answering: "+prompt)),
 				waitJS(sessionInState("WAITING_FOR_INPUT")),
 			)
+			// Claude's own settings are in the header: its models, its
+			// permission modes. The model chosen there is the model of
+			// Claude Code's next request.
+			again := "and now from haiku on the " + name
+			mustDo(t, ctx,
+				waitJS(`[...document.querySelectorAll('#config-model option')].some(o => o.value === 'haiku')`),
+				waitJS(`[...document.querySelectorAll('#config-mode option')].some(o => o.value === 'plan')`),
+				chooseConfig("model", "haiku"),
+				waitJS(configShows("model", "haiku")),
+			)
+			saveScreenshot(t, ctx, "claude-config-"+name+".png")
+			// Claude Code records the change in the conversation, as its
+			// own /model command does, ahead of the next prompt: the
+			// scripted endpoint echoes both.
+			mustDo(t, ctx,
+				sendPrompt(again),
+				waitJS(fmt.Sprintf(`[...document.querySelectorAll('.message[data-type="agent"][data-status="complete"] .message-text')].some(e => e.textContent.includes('Set model to') && e.textContent.endsWith(%s))`, jsString(again))),
+			)
+			var model string
+			for _, req := range endpoint.Requests() {
+				if req.IsMain() && strings.HasSuffix(req.LastUserText(), again) {
+					model = req.Model
+				}
+			}
+			require.Contains(t, model, "haiku", "the turn after the change asked for the model chosen")
 		})
 	}
 }
