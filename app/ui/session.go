@@ -56,6 +56,8 @@ type sessionView struct {
 	// input is the composer's text; drafts keeps it per task.
 	input  string
 	drafts state.Drafts
+	// planFold remembers per session whether its docked plan is folded.
+	planFold state.PlanFold
 	// asPrompt sends the composer's text as a new prompt while a question
 	// is open, instead of as its answer.
 	asPrompt bool
@@ -87,7 +89,7 @@ type sessionView struct {
 
 // newSessionView returns the session pane of a mounted task view.
 func newSessionView(tv *taskView) *sessionView {
-	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage)}
+	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage), planFold: state.NewPlanFold(localStorage)}
 	v.subscriptions = tv.Shell.link.subscriptions
 	v.frame = app.FuncOf(func(app.Value, []app.Value) any {
 		dispatch(v.ui(), func(ctx app.Context) {

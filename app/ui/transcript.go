@@ -245,6 +245,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 				}),
 			),
 			app.Div().Class("session-dock").Body(
+				app.Div().Class("dock-plan").Body(v.renderPlan(msgs, sess)),
 				app.Div().Class("dock-requests").Body(v.renderOpenRequests(open)),
 				app.Div().Class("dock-queue").Body(app.If(len(queue) > 0, func() app.UI {
 					return app.Section().Class("queue").Aria("label", "Queued prompts").Body(
@@ -398,36 +399,24 @@ func (it *messageItem) onRetry(ctx app.Context, _ app.Event) {
 
 // renderPermission draws a permission request in the transcript: while it
 // waits, a pointer to the card docked above the composer, which holds its
-// choices; once answered, which option was chosen.
+// choices; once answered, which option was chosen, in its kind's colour.
 func (it *messageItem) renderPermission() app.UI {
 	m := it.Msg
-	meta := metadataOf(m)
-	pending := m.Status == shared.MessagePending
+	choice := state.ChosenOption(m)
+	outcome := app.P().Class("card-outcome").Text(choice.Words)
+	if m.Status == shared.MessagePending {
+		outcome = app.P().Class("card-waiting").Text(choice.Words)
+	} else if choice.Kind != "" {
+		outcome = outcome.Class("option-"+state.OptionTone(choice.Kind)).DataSet("kind", choice.Kind)
+	}
 	return app.Div().Class("card", "permission-card").Body(
 		app.Div().Class("card-head").Body(
 			app.Span().Class("card-kind").Text("Permission"),
 			app.Span().Class("badge", "badge-"+string(m.Status)).Text(statusWords(m.Status)),
 		),
 		app.P().Class("message-text").Text(m.Content),
-		app.If(pending, func() app.UI {
-			return app.P().Class("card-waiting").Text("Waiting for your answer, below.")
-		}).Else(func() app.UI {
-			return app.P().Class("card-outcome").Text(chosenWords(meta))
-		}),
+		outcome,
 	)
-}
-
-// chosenWords says which option answered a permission request.
-func chosenWords(meta shared.MessageMetadata) string {
-	for _, o := range meta.Options {
-		if o.OptionID == meta.SelectedOptionID {
-			return "Answered: " + orText(o.Name, o.OptionID)
-		}
-	}
-	if meta.SelectedOptionID != "" {
-		return "Answered: " + meta.SelectedOptionID
-	}
-	return "Not answered."
 }
 
 // renderClarification draws a question in the transcript with its answer
