@@ -20,6 +20,7 @@ const (
 	ActionSessionFocus         = "session.focus"
 	ActionSessionGitRefresh    = "session.git.refresh"
 	ActionSessionCancel        = "session.cancel"
+	ActionSessionFilesList     = "session.files.list"
 	ActionMessageAdd           = "message.add"
 	ActionMessageList          = "message.list"
 	ActionMessageGet           = "message.get"

@@ -11,6 +11,16 @@
 //	                   options "allow" and "reject"; answers "allowed" or "denied"
 //	permission-busy    permission, and while the request waits an unrelated
 //	                   read tool call that runs to completion
+//	permission-kinds   an execute tool call and session/request_permission with
+//	                   one option of each kind ("once" allow_once, "always"
+//	                   allow_always, "no" reject_once, "never" reject_always);
+//	                   answers "chose KIND"
+//	plan N [MS]        an N-step plan sent whole at every change, each step
+//	                   going in progress then completed, MS ms apart; then
+//	                   "planned N steps"
+//	content            answers with the prompt's blocks after its text, e.g.
+//	                   "received: image image/png 68 bytes; resource_link
+//	                   a.go file:///w/a.go size 12" (see turn.content)
 //	clarify            asks "Which branch should I use?" with _herd/clarify
 //	                   (agent.ClarifyMethod); answers "answer: ANSWER"
 //	write FILE TEXT    writes TEXT to FILE inside the session cwd, reporting an
@@ -36,6 +46,9 @@
 //	                   subagent, shell), frame for frame, pausing MS ms
 //	                   after its human-origin usage_update (the foreground's
 //	                   yield) while the prompt stays open
+//
+// The agent advertises promptCapabilities image and embeddedContext unless
+// started with --text-only (HERD_MOCK_TEXT_ONLY=1).
 //
 // A turn stops at session/cancel and ends with stop reason cancelled, as it
 // does when the client withdraws a permission or clarification request;

@@ -1,0 +1,121 @@
+package mockagent
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// content answers with what the prompt held besides its first text block,
+// one entry per block, so tests can see what herd sent:
+//
+//	image MIME N bytes
+//	resource_link NAME URI [size N]
+//	resource URI N bytes
+//	text N bytes
+func (t *turn) content() error {
+	var got []string
+	for _, b := range t.blocks[min(1, len(t.blocks)):] {
+		switch {
+		case b.Image != nil:
+			n, err := base64.StdEncoding.DecodeString(b.Image.Data)
+			size := strconv.Itoa(len(n)) + " bytes"
+			if err != nil {
+				size = "undecodable"
+			}
+			got = append(got, "image "+b.Image.MimeType+" "+size)
+		case b.ResourceLink != nil:
+			l := b.ResourceLink
+			entry := "resource_link " + l.Name + " " + l.Uri
+			if l.Size != nil {
+				entry += " size " + strconv.Itoa(*l.Size)
+			}
+			got = append(got, entry)
+		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+			r := b.Resource.Resource.TextResourceContents
+			got = append(got, "resource "+r.Uri+" "+strconv.Itoa(len(r.Text))+" bytes")
+		case b.Text != nil:
+			got = append(got, "text "+strconv.Itoa(len(b.Text.Text))+" bytes")
+		default:
+			got = append(got, "other")
+		}
+	}
+	if len(got) == 0 {
+		return t.say("received: nothing but text")
+	}
+	return t.say("received: " + strings.Join(got, "; "))
+}
+
+// permissionKinds asks with one option of each ACP kind and answers with
+// the kind chosen: "chose allow_always", or "cancelled".
+func (t *turn) permissionKinds() error {
+	id := acp.ToolCallId(t.msg + "-exec")
+	title := "Run make test"
+	if err := t.send(t.ctx, acp.StartToolCall(id, title, acp.WithStartKind(acp.ToolKindExecute),
+		acp.WithStartStatus(acp.ToolCallStatusPending))); err != nil {
+		return err
+	}
+	options := []acp.PermissionOption{
+		{OptionId: "once", Name: "Allow once", Kind: acp.PermissionOptionKindAllowOnce},
+		{OptionId: "always", Name: "Allow always", Kind: acp.PermissionOptionKindAllowAlways},
+		{OptionId: "no", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+		{OptionId: "never", Name: "Reject always", Kind: acp.PermissionOptionKindRejectAlways},
+	}
+	resp, err := t.m.conn.RequestPermission(t.ctx, acp.RequestPermissionRequest{
+		SessionId: t.sid,
+		ToolCall:  acp.ToolCallUpdate{ToolCallId: id, Title: &title, Kind: acp.Ptr(acp.ToolKindExecute)},
+		Options:   options,
+	})
+	if err != nil {
+		return err
+	}
+	if resp.Outcome.Cancelled != nil {
+		return errWithdrawn
+	}
+	for _, o := range options {
+		if resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == o.OptionId {
+			status := acp.ToolCallStatusFailed
+			if strings.HasPrefix(string(o.Kind), "allow") {
+				status = acp.ToolCallStatusCompleted
+			}
+			if err := t.send(t.ctx, acp.UpdateToolCall(id, acp.WithUpdateStatus(status))); err != nil {
+				return err
+			}
+			return t.say("chose " + string(o.Kind))
+		}
+	}
+	return t.say("chose an option it never offered")
+}
+
+// plan works through an n-step plan, gap apart: every step in turn goes
+// in progress, then completed, each change a whole new plan as ACP sends
+// it; then it answers "planned N steps".
+func (t *turn) plan(n int, gap time.Duration) error {
+	steps := make([]acp.PlanEntry, n)
+	for i := range steps {
+		steps[i] = acp.PlanEntry{Content: "Step " + strconv.Itoa(i+1), Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatusPending}
+	}
+	send := func() error {
+		if err := t.send(t.ctx, acp.UpdatePlan(append([]acp.PlanEntry(nil), steps...)...)); err != nil {
+			return err
+		}
+		return pause(t.ctx, gap)
+	}
+	if err := send(); err != nil {
+		return err
+	}
+	for i := range steps {
+		steps[i].Status = acp.PlanEntryStatusInProgress
+		if err := send(); err != nil {
+			return err
+		}
+		steps[i].Status = acp.PlanEntryStatusCompleted
+		if err := send(); err != nil {
+			return err
+		}
+	}
+	return t.say("planned " + strconv.Itoa(n) + " steps")
+}
