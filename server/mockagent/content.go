@@ -2,6 +2,7 @@ package mockagent
 
 import (
 	"encoding/base64"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -50,8 +51,9 @@ func (t *turn) content() error {
 }
 
 // permissionKinds asks with one option of each ACP kind and answers with
-// the kind chosen: "chose allow_always", or "cancelled".
-func (t *turn) permissionKinds() error {
+// the kind chosen: "chose allow_always". With die, the agent exits with
+// status 3 while the request waits, as an agent that crashes would.
+func (t *turn) permissionKinds(die bool) error {
 	id := acp.ToolCallId(t.msg + "-exec")
 	title := "Run make test"
 	if err := t.send(t.ctx, acp.StartToolCall(id, title, acp.WithStartKind(acp.ToolKindExecute),
@@ -63,6 +65,14 @@ func (t *turn) permissionKinds() error {
 		{OptionId: "always", Name: "Allow always", Kind: acp.PermissionOptionKindAllowAlways},
 		{OptionId: "no", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
 		{OptionId: "never", Name: "Reject always", Kind: acp.PermissionOptionKindRejectAlways},
+	}
+	if die {
+		// The process ends here, whatever it was doing: nothing to wait for.
+		go func() {
+			_ = pause(t.m.ctx, 200*time.Millisecond)
+			t.m.log.Error("dying while a permission request waits (scenario permission-kinds die)")
+			os.Exit(3)
+		}()
 	}
 	resp, err := t.m.conn.RequestPermission(t.ctx, acp.RequestPermissionRequest{
 		SessionId: t.sid,

@@ -15,6 +15,9 @@
 //	                   one option of each kind ("once" allow_once, "always"
 //	                   allow_always, "no" reject_once, "never" reject_always);
 //	                   answers "chose KIND"
+//	permission-kinds die
+//	                   the same request, but the agent exits with status 3
+//	                   200 ms after asking, while the request waits
 //	plan N [MS]        an N-step plan sent whole at every change, each step
 //	                   going in progress then completed, MS ms apart; then
 //	                   "planned N steps"
@@ -65,7 +68,8 @@
 // its own until the connection ends. The background scenarios run their
 // completion on a goroutine each (mock.goBackground); Run starts none once
 // it is shutting down and waits for those it started before it returns.
-// permission-busy runs its unrelated read on a goroutine the turn waits for.
+// permission-busy runs its unrelated read on a goroutine the turn waits for;
+// `permission-kinds die` starts one that ends the process.
 //
 // Tests that need the mock agent as a process use package mocktest, which
 // turns the test binary itself into the agent.

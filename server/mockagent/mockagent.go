@@ -311,7 +311,7 @@ func (t *turn) play(prompt string) error {
 	case "content":
 		return t.content()
 	case "permission-kinds":
-		return t.permissionKinds()
+		return t.permissionKinds(rest == "die")
 	case "plan":
 		n, err := intArgs(args, 1, 2)
 		if err != nil {
