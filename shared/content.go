@@ -184,3 +184,22 @@ type FileListResponse struct {
 	// only the first of them were searched.
 	Partial bool `json:"partial,omitempty"`
 }
+
+// Check checks a listing's bounds and returns its page size, the default
+// when Limit is zero.
+func (r FileListRequest) Check() (limit int, err error) {
+	limit = r.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultFilePage
+	case limit < 0 || limit > MaxFilePage:
+		return 0, Errorf(CodeBadRequest, "limit must be between 1 and %d", MaxFilePage)
+	}
+	if r.Offset < 0 || r.Offset > MaxScannedFiles {
+		return 0, Errorf(CodeBadRequest, "offset must be between 0 and %d", MaxScannedFiles)
+	}
+	if len(r.Query) > MaxFileQueryBytes || !utf8.ValidString(r.Query) {
+		return 0, Errorf(CodeBadRequest, "query must be UTF-8 of at most %d bytes", MaxFileQueryBytes)
+	}
+	return limit, nil
+}

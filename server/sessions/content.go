@@ -138,18 +138,9 @@ func mimeOf(path string) string {
 // own deadline. A task without a git worktree (a scratch directory) has
 // no files to offer.
 func (m *Manager) ListFiles(ctx context.Context, req shared.FileListRequest) (shared.FileListResponse, error) {
-	limit := req.Limit
-	switch {
-	case limit == 0:
-		limit = shared.DefaultFilePage
-	case limit < 0 || limit > shared.MaxFilePage:
-		return shared.FileListResponse{}, shared.Errorf(shared.CodeBadRequest, "limit must be between 1 and %d", shared.MaxFilePage)
-	}
-	if req.Offset < 0 || req.Offset > shared.MaxScannedFiles {
-		return shared.FileListResponse{}, shared.Errorf(shared.CodeBadRequest, "offset must be between 0 and %d", shared.MaxScannedFiles)
-	}
-	if len(req.Query) > shared.MaxFileQueryBytes || !utf8.ValidString(req.Query) {
-		return shared.FileListResponse{}, shared.Errorf(shared.CodeBadRequest, "query must be UTF-8 of at most %d bytes", shared.MaxFileQueryBytes)
+	limit, err := req.Check()
+	if err != nil {
+		return shared.FileListResponse{}, err
 	}
 	session, err := m.cfg.Store.GetSession(ctx, req.SessionID)
 	if err != nil {
