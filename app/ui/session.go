@@ -58,6 +58,8 @@ type sessionView struct {
 	drafts state.Drafts
 	// planFold remembers per session whether its docked plan is folded.
 	planFold state.PlanFold
+	// content is what the next prompt carries beside its text.
+	content composerContent
 	// asPrompt sends the composer's text as a new prompt while a question
 	// is open, instead of as its answer.
 	asPrompt bool
@@ -73,6 +75,7 @@ type sessionView struct {
 	// in the composer.
 	scroll app.Func
 	enter  app.Func
+	paste  app.Func
 	// focusOnLoad moves focus to an open request once the session just
 	// opened has loaded: opening a task that needs you lands on what it
 	// needs. A reload of the same session (a reconnect) leaves focus alone.
@@ -102,6 +105,7 @@ func newSessionView(tv *taskView) *sessionView {
 	})
 	v.listenForScroll()
 	v.listenForEnter()
+	v.listenForPaste()
 	return v
 }
 
@@ -113,6 +117,7 @@ func (v *sessionView) release() {
 	v.frame.Release()
 	v.stopListeningForScroll()
 	v.stopListeningForEnter()
+	v.stopListeningForPaste()
 }
 
 func (v *sessionView) client() *wsclient.Client { return v.tv.Shell.link.client }
@@ -205,6 +210,7 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 	v.close()
 	v.openID, v.err = s.ID, ""
 	v.follow, v.earlier, v.focusOnLoad = state.Follow{}, request{}, true
+	v.content = composerContent{}
 	v.detail = state.NewSessionDetail(s.ID)
 	v.detail.SetSession(s)
 	v.outbox = state.NewOutbox(localStorage, s.ID, newClientMessageID)

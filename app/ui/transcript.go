@@ -268,23 +268,22 @@ func (v *sessionView) renderOpenSession() app.UI {
 }
 
 // retries finds, for the marks of turns that did not end normally after
-// the last prompt, the prompt a Retry sends again: the turn's own prompt.
+// the last prompt, the prompt a Retry sends again: the turn's own prompt,
+// by its message id.
 // Marks before a later prompt get none: the person has moved on.
 func (v *sessionView) retries(msgs []shared.Message) map[string]string {
 	out := make(map[string]string)
-	prompts := make(map[string]string)
+	prompts := make(map[string]bool)
 	last := -1
 	for i, m := range msgs {
 		if m.Type == shared.MessageUser {
-			prompts[m.ID] = m.Content
+			prompts[m.ID] = true
 			last = i
 		}
 	}
 	for i, m := range msgs {
-		if mark := turnMarkOf(m); mark != nil && i > last {
-			if p, ok := prompts[mark.PromptMessageID]; ok {
-				out[m.ID] = p
-			}
+		if mark := turnMarkOf(m); mark != nil && i > last && prompts[mark.PromptMessageID] {
+			out[m.ID] = mark.PromptMessageID
 		}
 	}
 	return out
@@ -326,7 +325,8 @@ type messageItem struct {
 	app.Compo
 
 	Msg shared.Message
-	// Retry is the prompt a turn mark's Retry sends again; empty for none.
+	// Retry is the message id of the prompt a turn mark's Retry sends
+	// again; empty for none.
 	Retry string
 	// Promptable says whether the session takes a prompt now.
 	Promptable bool
@@ -344,7 +344,7 @@ func (it *messageItem) Render() app.UI {
 		DataSet("status", string(m.Status))
 	switch m.Type {
 	case shared.MessageUser:
-		return el.Body(app.Div().Class("message-text").Text(m.Content))
+		return el.Body(app.Div().Class("message-text").Text(m.Content), renderSentAttachments(metadataOf(m).Attachments))
 	case shared.MessageAgent:
 		// Rendered as Markdown, the text on screen is not the bytes the
 		// agent sent; their count is kept for whoever checks them.
