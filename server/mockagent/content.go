@@ -100,10 +100,16 @@ func (t *turn) permissionKinds(die bool) error {
 	return t.say("chose an option it never offered")
 }
 
-// plan works through an n-step plan, gap apart: every step in turn goes
-// in progress, then completed, each change a whole new plan as ACP sends
-// it; then it answers "planned N steps".
+// plan works through an n-step plan, gap apart: each step in turn goes in
+// progress, then completed, each change a whole new plan as ACP sends it.
+// With the last step in progress it asks permission to finish (options
+// "allow" and "reject"), so a test can look at the plan while the turn
+// waits on the person rather than on the clock; allowed, it completes the
+// step and answers "planned N steps", rejected "stopped at step N".
 func (t *turn) plan(n int, gap time.Duration) error {
+	if n < 1 {
+		return acp.NewInvalidParams(map[string]any{"error": "usage: /scenario plan N [MS] with N at least 1"})
+	}
 	steps := make([]acp.PlanEntry, n)
 	for i := range steps {
 		steps[i] = acp.PlanEntry{Content: "Step " + strconv.Itoa(i+1), Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatusPending}
@@ -122,10 +128,31 @@ func (t *turn) plan(n int, gap time.Duration) error {
 		if err := send(); err != nil {
 			return err
 		}
-		steps[i].Status = acp.PlanEntryStatusCompleted
-		if err := send(); err != nil {
-			return err
+		if i == n-1 {
+			break
 		}
+		steps[i].Status = acp.PlanEntryStatusCompleted
+	}
+	title := "Finish the plan"
+	resp, err := t.m.conn.RequestPermission(t.ctx, acp.RequestPermissionRequest{
+		SessionId: t.sid,
+		ToolCall:  acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(t.msg + "-finish"), Title: &title},
+		Options: []acp.PermissionOption{
+			{OptionId: "allow", Name: "Finish", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionId: "reject", Name: "Stop", Kind: acp.PermissionOptionKindRejectOnce},
+		},
+	})
+	switch {
+	case err != nil:
+		return err
+	case resp.Outcome.Cancelled != nil:
+		return errWithdrawn
+	case resp.Outcome.Selected == nil || resp.Outcome.Selected.OptionId != "allow":
+		return t.say("stopped at step " + strconv.Itoa(n))
+	}
+	steps[n-1].Status = acp.PlanEntryStatusCompleted
+	if err := send(); err != nil {
+		return err
 	}
 	return t.say("planned " + strconv.Itoa(n) + " steps")
 }

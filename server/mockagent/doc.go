@@ -19,8 +19,10 @@
 //	                   the same request, but the agent exits with status 3
 //	                   200 ms after asking, while the request waits
 //	plan N [MS]        an N-step plan sent whole at every change, each step
-//	                   going in progress then completed, MS ms apart; then
-//	                   "planned N steps"
+//	                   going in progress then completed, MS ms apart; with
+//	                   the last in progress it asks permission to finish
+//	                   ("allow" Finish, "reject" Stop), then answers
+//	                   "planned N steps" or "stopped at step N"
 //	content            answers with the prompt's blocks after its text, e.g.
 //	                   "received: image image/png 68 bytes; resource_link
 //	                   a.go file:///w/a.go size 12" (see turn.content)
