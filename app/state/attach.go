@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"slices"
 	"strconv"
 
@@ -159,3 +160,24 @@ func baseName(p string) string {
 type attachError string
 
 func (e attachError) Error() string { return string(e) }
+
+// frameMargin is room left in a frame for the envelope around a
+// message.add's payload (id, type, action, seq, ts).
+const frameMargin = 1 << 10
+
+// PromptFits reports, in words for the person, when a message.add would
+// not fit one WebSocket frame (shared.MaxFrameBytes): the server would
+// close the connection rather than answer, so the composer keeps the
+// prompt and says so instead of sending it. Text that JSON escapes
+// heavily (control characters) can take six times its size.
+func PromptFits(req shared.MessageAddRequest) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return attachError("The prompt cannot be encoded: " + err.Error())
+	}
+	if len(b)+frameMargin > shared.MaxFrameBytes {
+		return attachError("The prompt and its attachments take " + strconv.Itoa(len(b)>>10) + " KiB; one message takes at most " +
+			strconv.Itoa((shared.MaxFrameBytes-frameMargin)>>10) + " KiB. Remove an image or shorten the text.")
+	}
+	return nil
+}

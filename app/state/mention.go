@@ -2,6 +2,7 @@ package state
 
 import (
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -109,4 +110,27 @@ func (c *Completions) Choice() (string, bool) {
 		return "", false
 	}
 	return c.files[c.Selected], true
+}
+
+// ByteOffset converts a caret the browser gives in UTF-16 code units (a
+// textarea's selectionStart) to a byte offset into text; a caret past the
+// end is the end.
+func ByteOffset(text string, units int) int {
+	for i, r := range text {
+		if units <= 0 {
+			return i
+		}
+		units -= utf16.RuneLen(r)
+	}
+	return len(text)
+}
+
+// UTF16Len is the length of s in UTF-16 code units, as the browser counts
+// a caret.
+func UTF16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }

@@ -140,3 +140,31 @@ func TestImageSourceShowsOnlySafeImages(t *testing.T) {
 	require.Empty(t, ImageSource(shared.Attachment{Type: shared.AttachmentImage, MimeType: "image/png", Data: `AA" onerror="x`}))
 	require.Empty(t, ImageSource(shared.Attachment{Type: shared.AttachmentFile, Path: "a.png"}))
 }
+
+// The browser counts a caret in UTF-16 units; the mention is read in
+// bytes.
+func TestCaretUnitsAndBytes(t *testing.T) {
+	text := "é 😀 @ma"
+	units := UTF16Len(text)
+	require.Equal(t, 8, units, "é is one unit, the emoji two")
+	require.Equal(t, len(text), ByteOffset(text, units))
+	require.Equal(t, len("é 😀 "), ByteOffset(text, UTF16Len("é 😀 ")))
+	require.Equal(t, len(text), ByteOffset(text, 99))
+	m, ok := MentionAt(text, ByteOffset(text, units))
+	require.True(t, ok)
+	require.Equal(t, "ma", m.Query)
+}
+
+// The largest prompt the bounds allow (256 KiB of text, 512 KiB of
+// images) fits one frame; text that JSON escapes six-fold beside the
+// images does not, and is refused before it is sent.
+func TestPromptFitsAFrame(t *testing.T) {
+	var a Attachments
+	for range 2 {
+		require.NoError(t, a.AddImage(imageCaps, "", "image/png", make([]byte, shared.MaxImageBytes/2)))
+	}
+	req := shared.MessageAddRequest{SessionID: "s", ClientMessageID: "c", Content: strings.Repeat("a", 256<<10), Attachments: a.List()}
+	require.NoError(t, PromptFits(req))
+	req.Content = strings.Repeat("\x01", 64<<10)
+	require.ErrorContains(t, PromptFits(req), "one message takes at most 1023 KiB")
+}

@@ -185,7 +185,7 @@ func (v *sessionView) stopListeningForPaste() {
 // the worktree's files that match it.
 func (v *sessionView) readMention(input app.Value) {
 	value := input.Get("value").String()
-	caret := len(input.Get("value").Call("substring", 0, input.Get("selectionStart")).String())
+	caret := state.ByteOffset(value, input.Get("selectionStart").Int())
 	m, ok := state.MentionAt(value, caret)
 	if !ok {
 		if v.content.completions.Open() {
@@ -250,8 +250,8 @@ func (v *sessionView) pickMention(path string) {
 	v.drafts.Set(v.taskID, text)
 	if el := app.Window().GetElementByID(idComposerInput); el.Truthy() {
 		el.Set("value", text)
-		// The caret goes after the path: JS counts UTF-16 units.
-		units := app.ValueOf(text[:caret]).Get("length")
+		// The caret goes after the path.
+		units := state.UTF16Len(text[:caret])
 		el.Call("setSelectionRange", units, units)
 		el.Call("focus")
 	}

@@ -172,6 +172,11 @@ func (v *sessionView) submit(ctx app.Context) {
 	if !state.Promptable(v.detail.Session().State) {
 		return
 	}
+	req := shared.MessageAddRequest{SessionID: v.openID, ClientMessageID: "fit", Content: text, Attachments: v.content.attach.List()}
+	if err := state.PromptFits(req); err != nil {
+		v.content.err = err.Error()
+		return
+	}
 	v.clearComposer()
 	v.content.completions.Close()
 	v.content.err = ""
