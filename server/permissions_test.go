@@ -90,3 +90,19 @@ func TestADeadAgentsRequestIsCancelled(t *testing.T) {
 	p := c.callErr("permission.respond", map[string]any{"session_id": session["id"], "pending_id": request["pending_id"], "option_id": "always"}, "not_found")
 	assert.NotEmpty(t, p["message"])
 }
+
+// Two requests open at once are both stored cancelled by session.cancel.
+func TestCancelStoresEveryOpenRequestCancelled(t *testing.T) {
+	srv := MustStart(t, nil)
+	c := MustDial(t, srv, nil)
+	_, session := newTaskSession(t, c)
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "pair-1", "content": "/scenario permission-pair"})
+	first := awaitRequest(t, c, "permission_request")
+	second := awaitRequest(t, c, "permission_request")
+	c.call("session.cancel", map[string]any{"session_id": session["id"]})
+	require.Equal(t, "cancelled", awaitSettled(t, c))
+	for _, r := range []map[string]any{first, second} {
+		assert.Equal(t, "cancelled", messageByID(t, c, session["id"], r["id"])["status"])
+		c.callErr("permission.respond", map[string]any{"session_id": session["id"], "pending_id": r["pending_id"], "option_id": "allow"}, "not_found")
+	}
+}

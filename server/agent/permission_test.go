@@ -128,3 +128,36 @@ func TestPromptBlocksFollowTheText(t *testing.T) {
 		t.Fatalf("fourth block %+v, want the link", blocks[3])
 	}
 }
+
+// Cancel answers every open request cancelled to the agent: two asked at
+// once both reach it as cancelled outcomes (the mock logs what it got).
+func TestCancelAnswersEveryOpenRequestCancelled(t *testing.T) {
+	rec := newRecorder()
+	asked := make(chan struct{}, 2)
+	rec.permit = func(ctx context.Context, _ PermissionRequest) (string, error) {
+		asked <- struct{}{}
+		<-ctx.Done()
+		return "allow", nil // too late: a withdrawn request is answered cancelled
+	}
+	e := MustStart(t, mockProfile(), rec)
+	go func() {
+		<-asked
+		<-asked
+		_ = e.Cancel(context.Background())
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stop, err := e.Prompt(ctx, "/scenario permission-pair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stop != StopCancelled {
+		t.Fatalf("stop reason %s, want cancelled", stop)
+	}
+	if n := strings.Count(e.Stderr(), "outcome=cancelled"); n != 2 {
+		t.Fatalf("%d requests reached the agent cancelled, want both; agent log:\n%s", n, e.Stderr())
+	}
+	if strings.Contains(e.Stderr(), "outcome=allow") {
+		t.Fatalf("an answer after the cancel reached the agent:\n%s", e.Stderr())
+	}
+}

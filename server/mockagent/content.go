@@ -2,9 +2,12 @@ package mockagent
 
 import (
 	"encoding/base64"
+	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -155,4 +158,59 @@ func (t *turn) plan(n int, gap time.Duration) error {
 		return err
 	}
 	return t.say("planned " + strconv.Itoa(n) + " steps")
+}
+
+// permissionPair asks two permissions at once, for two execute calls, as
+// an agent running tools in parallel does, and logs to stderr how each was
+// answered ("permission answered" with tool and outcome: the option id, or
+// cancelled), so a test can see what the client told it. It answers
+// "chose A and B" once both are chosen; a cancelled one ends the turn
+// cancelled.
+func (t *turn) permissionPair() error {
+	ids := []acp.ToolCallId{acp.ToolCallId(t.msg + "-left"), acp.ToolCallId(t.msg + "-right")}
+	for _, id := range ids {
+		if err := t.send(t.ctx, acp.StartToolCall(id, "Run "+string(id), acp.WithStartKind(acp.ToolKindExecute),
+			acp.WithStartStatus(acp.ToolCallStatusPending))); err != nil {
+			return err
+		}
+	}
+	outcomes := make([]string, len(ids))
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			title := "Run " + string(id)
+			// Asked on the process's context, not the turn's: after a
+			// session/cancel the agent still waits for the client's
+			// answers, as ACP has it, so it sees what they were.
+			resp, err := t.m.conn.RequestPermission(t.m.ctx, acp.RequestPermissionRequest{
+				SessionId: t.sid,
+				ToolCall:  acp.ToolCallUpdate{ToolCallId: id, Title: &title, Kind: acp.Ptr(acp.ToolKindExecute)},
+				Options: []acp.PermissionOption{
+					{OptionId: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
+					{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+				},
+			})
+			switch {
+			case err != nil:
+				errs[i] = err
+				outcomes[i] = "error"
+			case resp.Outcome.Cancelled != nil:
+				outcomes[i] = "cancelled"
+			case resp.Outcome.Selected != nil:
+				outcomes[i] = string(resp.Outcome.Selected.OptionId)
+			}
+			t.m.log.Info("permission answered", "tool", string(id), "outcome", outcomes[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if slices.Contains(outcomes, "cancelled") {
+		return errWithdrawn
+	}
+	return t.say("chose " + outcomes[0] + " and " + outcomes[1])
 }

@@ -18,6 +18,10 @@
 //	permission-kinds die
 //	                   the same request, but the agent exits with status 3
 //	                   200 ms after asking, while the request waits
+//	permission-pair    two execute tool calls whose permissions ("allow",
+//	                   "reject") are asked at once; logs each outcome to
+//	                   stderr ("permission answered" tool=… outcome=…) and
+//	                   answers "chose A and B"
 //	plan N [MS]        an N-step plan sent whole at every change, each step
 //	                   going in progress then completed, MS ms apart; with
 //	                   the last in progress it asks permission to finish
@@ -70,8 +74,9 @@
 // its own until the connection ends. The background scenarios run their
 // completion on a goroutine each (mock.goBackground); Run starts none once
 // it is shutting down and waits for those it started before it returns.
-// permission-busy runs its unrelated read on a goroutine the turn waits for;
-// `permission-kinds die` starts one that ends the process.
+// permission-busy runs its unrelated read on a goroutine the turn waits for,
+// permission-pair one per request, waited for too; `permission-kinds die`
+// starts one that ends the process.
 //
 // Tests that need the mock agent as a process use package mocktest, which
 // turns the test binary itself into the agent.

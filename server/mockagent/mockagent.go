@@ -312,6 +312,8 @@ func (t *turn) play(prompt string) error {
 		return t.content()
 	case "permission-kinds":
 		return t.permissionKinds(rest == "die")
+	case "permission-pair":
+		return t.permissionPair()
 	case "plan":
 		n, err := intArgs(args, 1, 2)
 		if err != nil {
