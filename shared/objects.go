@@ -132,13 +132,14 @@ type Session struct {
 	// session/load, or refused them) and opened a fresh session, which
 	// remembers none of the earlier turns: it says why. Absent when the
 	// context was restored or there was none to restore.
-	ContextLost string `json:"context_lost,omitempty"`
+	ContextLost string    `json:"context_lost,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+
 	// PromptCapabilities is what the session's agent takes in a prompt
 	// beyond text, as its latest start advertised it; absent until the
 	// agent has started once.
 	PromptCapabilities *PromptCapabilities `json:"prompt_capabilities,omitempty"`
-	CreatedAt          time.Time           `json:"created_at"`
-	UpdatedAt          time.Time           `json:"updated_at"`
 }
 
 // MessageType classifies a transcript message.

@@ -14,22 +14,23 @@ import (
 
 // sessionRow is a row of sessions.
 type sessionRow struct {
-	ID                  string `gorm:"column:id;primaryKey"`
-	TaskID              string `gorm:"column:task_id"`
-	AgentProfileID      string `gorm:"column:agent_profile_id"`
-	State               string `gorm:"column:state"`
-	ForegroundActivity  string `gorm:"column:foreground_activity"`
-	ActiveSubagentCount int    `gorm:"column:active_subagent_count"`
-	StateRevision       int64  `gorm:"column:state_revision"`
-	ErrorMessage        string `gorm:"column:error_message"`
-	AgentSessionID      string `gorm:"column:agent_session_id"`
-	ContextLost         string `gorm:"column:context_lost"`
+	ID                  string    `gorm:"column:id;primaryKey"`
+	TaskID              string    `gorm:"column:task_id"`
+	AgentProfileID      string    `gorm:"column:agent_profile_id"`
+	State               string    `gorm:"column:state"`
+	ForegroundActivity  string    `gorm:"column:foreground_activity"`
+	ActiveSubagentCount int       `gorm:"column:active_subagent_count"`
+	StateRevision       int64     `gorm:"column:state_revision"`
+	ErrorMessage        string    `gorm:"column:error_message"`
+	AgentSessionID      string    `gorm:"column:agent_session_id"`
+	ContextLost         string    `gorm:"column:context_lost"`
+	NextMessageSeq      int64     `gorm:"column:next_message_seq"`
+	CreatedAt           time.Time `gorm:"column:created_at"`
+	UpdatedAt           time.Time `gorm:"column:updated_at"`
+
 	// PromptCapabilities is the JSON of a shared.PromptCapabilities; ''
 	// until the agent started once.
-	PromptCapabilities string    `gorm:"column:prompt_capabilities"`
-	NextMessageSeq     int64     `gorm:"column:next_message_seq"`
-	CreatedAt          time.Time `gorm:"column:created_at"`
-	UpdatedAt          time.Time `gorm:"column:updated_at"`
+	PromptCapabilities string `gorm:"column:prompt_capabilities"`
 }
 
 // TableName implements gorm's schema.Tabler.
