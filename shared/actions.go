@@ -21,6 +21,7 @@ const (
 	ActionSessionGitRefresh    = "session.git.refresh"
 	ActionSessionCancel        = "session.cancel"
 	ActionSessionConfigSet     = "session.config.set"
+	ActionSessionFilesList     = "session.files.list"
 	ActionMessageAdd           = "message.add"
 	ActionMessageList          = "message.list"
 	ActionMessageGet           = "message.get"

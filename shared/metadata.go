@@ -35,6 +35,9 @@ type MessageMetadata struct {
 	Answer string `json:"answer,omitempty"`
 	// Entries are the steps of the agent's plan, in order (plan).
 	Entries []PlanEntry `json:"entries,omitempty"`
+	// Attachments are the images and files sent with a prompt, as herd
+	// sent them to the agent (user).
+	Attachments []Attachment `json:"attachments,omitempty"`
 	// Turn marks a status message as the end of a turn that did not end
 	// normally (status); absent on every other message.
 	Turn *TurnMark `json:"turn,omitempty"`

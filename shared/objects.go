@@ -141,6 +141,11 @@ type Session struct {
 	Config    *SessionConfig `json:"config,omitempty"`
 	CreatedAt time.Time      `json:"created_at"`
 	UpdatedAt time.Time      `json:"updated_at"`
+
+	// PromptCapabilities is what the session's agent takes in a prompt
+	// beyond text, as its latest start advertised it; absent until the
+	// agent has started once.
+	PromptCapabilities *PromptCapabilities `json:"prompt_capabilities,omitempty"`
 }
 
 // SessionConfig is the configuration an agent offers for one session.

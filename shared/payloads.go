@@ -137,6 +137,8 @@ type SessionStateEvent struct {
 	ActiveSubagentCount int                `json:"active_subagent_count"`
 	StateRevision       int64              `json:"state_revision"`
 	ContextLost         string             `json:"context_lost,omitempty"`
+	// PromptCapabilities is the session's Session.PromptCapabilities.
+	PromptCapabilities *PromptCapabilities `json:"prompt_capabilities,omitempty"`
 }
 
 // SessionStateEventOf returns the state event of a session.
@@ -144,7 +146,7 @@ func SessionStateEventOf(s Session) SessionStateEvent {
 	return SessionStateEvent{
 		TaskID: s.TaskID, SessionID: s.ID, State: s.State, ForegroundActivity: s.ForegroundActivity,
 		ActiveSubagentCount: s.ActiveSubagentCount, StateRevision: s.StateRevision,
-		ContextLost: s.ContextLost,
+		ContextLost: s.ContextLost, PromptCapabilities: s.PromptCapabilities,
 	}
 }
 
@@ -253,6 +255,9 @@ type MessageAddRequest struct {
 	ClientMessageID string `json:"client_message_id,omitempty"`
 	MessageID       string `json:"message_id,omitempty"`
 	Content         string `json:"content"`
+	// Attachments are images and @file mentions sent with the text (see
+	// Attachment and CheckAttachments); absent for a text-only prompt.
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
 
 // MessageOutcome says what message.add did.

@@ -64,7 +64,12 @@
 // Follow decides whether a transcript follows new output; Drafts keeps each
 // task's composer text; OpenRequests and Headline say what an open session
 // waits on, so its header never says "generating" while the agent waits on
-// the person.
+// the person. CurrentPlan is the newest plan message of a transcript and
+// PlanFold remembers a folded plan per session; ChosenOption says which of
+// the agent's options answered a permission request. Attachments holds
+// what the next prompt carries within message.add's bounds, MentionAt and
+// Completions drive @file completion (the newest listing wins), and
+// PromptFits refuses a prompt that would not fit one frame.
 //
 // # Authoritative listings
 //

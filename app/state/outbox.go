@@ -51,9 +51,12 @@ const MaxSendAttempts = 3
 
 // Send is one prompt the server has not confirmed yet.
 type Send struct {
-	ClientMessageID string     `json:"client_message_id"`
-	Content         string     `json:"content"`
-	Status          SendStatus `json:"-"`
+	ClientMessageID string `json:"client_message_id"`
+	Content         string `json:"content"`
+	// Attachments go with the prompt and are kept with it, so a retry
+	// after a reload sends them too.
+	Attachments []shared.Attachment `json:"attachments,omitempty"`
+	Status      SendStatus          `json:"-"`
 	// Attempts counts the sends whose outcome is uncertain.
 	Attempts int `json:"-"`
 	// Err is the server's refusal, for SendFailed.
@@ -101,8 +104,8 @@ func (o *Outbox) Sends() []Send {
 
 // Add records a new prompt with a fresh client_message_id and returns it
 // for sending.
-func (o *Outbox) Add(content string) Send {
-	s := &Send{ClientMessageID: o.newID(), Content: content, Status: SendSending}
+func (o *Outbox) Add(content string, attachments ...shared.Attachment) Send {
+	s := &Send{ClientMessageID: o.newID(), Content: content, Attachments: attachments, Status: SendSending}
 	o.sends = append(o.sends, s)
 	o.save()
 	return *s

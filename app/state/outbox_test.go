@@ -97,3 +97,16 @@ func TestPromptable(t *testing.T) {
 		assert.Equal(t, want, Promptable(st), "%s", st)
 	}
 }
+
+// A prompt's attachments are kept with it: a page reload restores them
+// for the re-send under the same id.
+func TestOutboxKeepsAttachmentsAcrossAReload(t *testing.T) {
+	kv := MapKV{}
+	img := shared.Attachment{Type: shared.AttachmentImage, MimeType: "image/png", Data: "AAAA"}
+	file := shared.Attachment{Type: shared.AttachmentFile, Path: "src/main.go"}
+	s := NewOutbox(kv, "s1", counter()).Add("look", img, file)
+	again := NewOutbox(kv, "s1", counter()).Reconcile()
+	require.Len(t, again, 1)
+	assert.Equal(t, s.ClientMessageID, again[0].ClientMessageID)
+	assert.Equal(t, []shared.Attachment{img, file}, again[0].Attachments)
+}

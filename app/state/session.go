@@ -405,6 +405,11 @@ func (d *SessionDetail) applyState(ev shared.SessionStateEvent) {
 	d.session.ForegroundActivity = ev.ForegroundActivity
 	d.session.ActiveSubagentCount = max(ev.ActiveSubagentCount, 0)
 	d.session.ContextLost = ev.ContextLost
+	if ev.PromptCapabilities != nil {
+		// Absent says nothing new: the capabilities change only when the
+		// agent starts, and its start's event carries them.
+		d.session.PromptCapabilities = ev.PromptCapabilities
+	}
 	if ev.StateRevision != 0 {
 		d.session.StateRevision = ev.StateRevision
 	}

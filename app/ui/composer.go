@@ -42,6 +42,9 @@ func (v *sessionView) renderComposer(open []shared.Message) app.UI {
 		form = form.Class("composer-answering").DataSet("answers", question.PendingID)
 	}
 	return form.Body(
+		// Stable slots: the completion and the attachments come and go.
+		app.Div().Class("composer-mentions").Body(v.renderMentions()),
+		v.renderAttachments(),
 		app.Label().For(idComposerInput).Class("visually-hidden").Text(composerLabel(answering)),
 		app.Textarea().
 			ID(idComposerInput).
@@ -104,6 +107,7 @@ func placeholderFor(st shared.SessionState, open []shared.Message, answering, ph
 func (v *sessionView) onInput(ctx app.Context, _ app.Event) {
 	v.input = ctx.JSSrc().Get("value").String()
 	v.drafts.Set(v.taskID, v.input)
+	v.readMention(ctx.JSSrc())
 }
 
 // onComposerMode switches between answering the open question and sending
@@ -123,6 +127,12 @@ func (v *sessionView) listenForEnter() {
 			return nil
 		}
 		e := args[0]
+		if key := e.Get("key").String(); e.Get("target").Get("id").String() == idComposerInput && v.completing(key) {
+			// An open @ completion takes the keys that move through it.
+			e.Call("preventDefault")
+			dispatch(v.ui(), func(app.Context) { v.mentionKey(key) })
+			return nil
+		}
 		if v.tv.Phone || e.Get("key").String() != "Enter" || e.Get("shiftKey").Bool() || e.Get("isComposing").Bool() ||
 			e.Get("target").Get("id").String() != idComposerInput {
 			// A phone's keyboard has no Shift+Enter: there Enter breaks
@@ -162,17 +172,30 @@ func (v *sessionView) submit(ctx app.Context) {
 	if !state.Promptable(v.detail.Session().State) {
 		return
 	}
+	req := shared.MessageAddRequest{SessionID: v.openID, ClientMessageID: "fit", Content: text, Attachments: v.content.attach.List()}
+	if err := state.PromptFits(req); err != nil {
+		v.content.err = err.Error()
+		return
+	}
 	v.clearComposer()
-	v.send(ctx, v.outbox.Add(text))
+	v.content.completions.Close()
+	v.content.err = ""
+	v.send(ctx, v.outbox.Add(text, v.content.attach.Take()...))
 }
 
-// sendPrompt sends content as a new prompt (a Retry).
-func (v *sessionView) sendPrompt(ctx app.Context, content string) {
+// sendPrompt sends the stored prompt promptID again as a new prompt (a
+// Retry), with its attachments.
+func (v *sessionView) sendPrompt(ctx app.Context, promptID string) {
 	if v.outbox == nil || v.detail == nil || !state.Promptable(v.detail.Session().State) {
 		return
 	}
-	v.follow.Jump()
-	v.send(ctx, v.outbox.Add(content))
+	for _, m := range v.transcript().msgs {
+		if m.ID == promptID {
+			v.follow.Jump()
+			v.send(ctx, v.outbox.Add(m.Content, state.Resendable(metadataOf(m).Attachments)...))
+			return
+		}
+	}
 }
 
 // clearComposer empties the box and the task's draft.
@@ -216,7 +239,7 @@ func (v *sessionView) answer(ctx app.Context, pendingID, text string) {
 func (v *sessionView) send(ctx app.Context, s state.Send) {
 	ctx = v.ui()
 	outbox, sessionID := v.outbox, v.openID
-	req := shared.MessageAddRequest{SessionID: sessionID, ClientMessageID: s.ClientMessageID, Content: s.Content}
+	req := shared.MessageAddRequest{SessionID: sessionID, ClientMessageID: s.ClientMessageID, Content: s.Content, Attachments: s.Attachments}
 	ctx.Async(func() {
 		var resp shared.MessageAddResponse
 		err := v.client().Request(context.Background(), shared.ActionMessageAdd, req, &resp)

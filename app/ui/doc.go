@@ -54,6 +54,14 @@
 // and Shift+Enter adds a line (on a phone Enter adds a line and the
 // button sends). Drafts are kept per task in localStorage.
 //
+// The dock also holds the session's current plan (plan.go) as a checklist
+// that folds, remembered per session, and goes once every step is done and
+// the turn settled. The composer carries images (pasted, or attached with
+// a button when the agent takes images) as thumbnails and @file mentions
+// completed from the worktree (session.files.list) as chips (attach.go);
+// the paste listener is the browser's own, like Enter's, because the
+// clipboard's files are readable only inside the event.
+//
 // Every dispatch goes through dispatch (wake.go), which follows it with a
 // browser timer: in Go's js/wasm port a Go timer armed by a goroutine a
 // browser callback woke was seen not to fire before the next browser

@@ -7,6 +7,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"github.com/herd-dev/herd/app/state"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -55,27 +56,16 @@ func (v *sessionView) renderOpenRequests(open []shared.Message) app.UI {
 				o := opts[i]
 				return app.Button().
 					ID("pending-option-"+strconv.Itoa(i)).
-					Class("permission-option", "option-"+optionTone(o.Kind)).
+					Class("permission-option", "option-"+state.OptionTone(o.Kind)).
+					DataSet("kind", o.Kind).
 					Type("button").
 					DataSet("option-id", o.OptionID).
 					OnClick(v.onPermission(m.PendingID, o.OptionID)).
-					Text(orText(o.Name, o.OptionID))
+					Text(state.OptionLabel(o))
 			}),
 		),
 		more,
 	)
-}
-
-// optionTone groups a permission option's ACP kind for its colour: allow
-// or reject; an unknown kind is neutral.
-func optionTone(kind string) string {
-	switch {
-	case strings.HasPrefix(kind, "allow"):
-		return "allow"
-	case strings.HasPrefix(kind, "reject"):
-		return "reject"
-	}
-	return "neutral"
 }
 
 // focusRequest moves focus to the request the agent waits on: a

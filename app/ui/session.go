@@ -56,6 +56,10 @@ type sessionView struct {
 	// input is the composer's text; drafts keeps it per task.
 	input  string
 	drafts state.Drafts
+	// planFold remembers per session whether its docked plan is folded.
+	planFold state.PlanFold
+	// content is what the next prompt carries beside its text.
+	content composerContent
 	// asPrompt sends the composer's text as a new prompt while a question
 	// is open, instead of as its answer.
 	asPrompt bool
@@ -71,6 +75,7 @@ type sessionView struct {
 	// in the composer.
 	scroll app.Func
 	enter  app.Func
+	paste  app.Func
 	// focusOnLoad moves focus to an open request once the session just
 	// opened has loaded: opening a task that needs you lands on what it
 	// needs. A reload of the same session (a reconnect) leaves focus alone.
@@ -89,7 +94,7 @@ type sessionView struct {
 
 // newSessionView returns the session pane of a mounted task view.
 func newSessionView(tv *taskView) *sessionView {
-	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage)}
+	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage), planFold: state.NewPlanFold(localStorage)}
 	v.subscriptions = tv.Shell.link.subscriptions
 	v.frame = app.FuncOf(func(app.Value, []app.Value) any {
 		dispatch(v.ui(), func(ctx app.Context) {
@@ -102,6 +107,7 @@ func newSessionView(tv *taskView) *sessionView {
 	})
 	v.listenForScroll()
 	v.listenForEnter()
+	v.listenForPaste()
 	return v
 }
 
@@ -113,6 +119,7 @@ func (v *sessionView) release() {
 	v.frame.Release()
 	v.stopListeningForScroll()
 	v.stopListeningForEnter()
+	v.stopListeningForPaste()
 }
 
 func (v *sessionView) client() *wsclient.Client { return v.tv.Shell.link.client }
@@ -205,6 +212,7 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 	v.close()
 	v.openID, v.err = s.ID, ""
 	v.follow, v.earlier, v.focusOnLoad, v.config = state.Follow{}, request{}, true, configEdit{}
+	v.content = composerContent{}
 	v.detail = state.NewSessionDetail(s.ID)
 	v.detail.SetSession(s)
 	v.outbox = state.NewOutbox(localStorage, s.ID, newClientMessageID)

@@ -246,6 +246,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 				}),
 			),
 			app.Div().Class("session-dock").Body(
+				app.Div().Class("dock-plan").Body(v.renderPlan(msgs, sess)),
 				app.Div().Class("dock-requests").Body(v.renderOpenRequests(open)),
 				app.Div().Class("dock-queue").Body(app.If(len(queue) > 0, func() app.UI {
 					return app.Section().Class("queue").Aria("label", "Queued prompts").Body(
@@ -268,23 +269,22 @@ func (v *sessionView) renderOpenSession() app.UI {
 }
 
 // retries finds, for the marks of turns that did not end normally after
-// the last prompt, the prompt a Retry sends again: the turn's own prompt.
+// the last prompt, the prompt a Retry sends again: the turn's own prompt,
+// by its message id.
 // Marks before a later prompt get none: the person has moved on.
 func (v *sessionView) retries(msgs []shared.Message) map[string]string {
 	out := make(map[string]string)
-	prompts := make(map[string]string)
+	prompts := make(map[string]bool)
 	last := -1
 	for i, m := range msgs {
 		if m.Type == shared.MessageUser {
-			prompts[m.ID] = m.Content
+			prompts[m.ID] = true
 			last = i
 		}
 	}
 	for i, m := range msgs {
-		if mark := turnMarkOf(m); mark != nil && i > last {
-			if p, ok := prompts[mark.PromptMessageID]; ok {
-				out[m.ID] = p
-			}
+		if mark := turnMarkOf(m); mark != nil && i > last && prompts[mark.PromptMessageID] {
+			out[m.ID] = mark.PromptMessageID
 		}
 	}
 	return out
@@ -326,7 +326,8 @@ type messageItem struct {
 	app.Compo
 
 	Msg shared.Message
-	// Retry is the prompt a turn mark's Retry sends again; empty for none.
+	// Retry is the message id of the prompt a turn mark's Retry sends
+	// again; empty for none.
 	Retry string
 	// Promptable says whether the session takes a prompt now.
 	Promptable bool
@@ -344,7 +345,7 @@ func (it *messageItem) Render() app.UI {
 		DataSet("status", string(m.Status))
 	switch m.Type {
 	case shared.MessageUser:
-		return el.Body(app.Div().Class("message-text").Text(m.Content))
+		return el.Body(app.Div().Class("message-text").Text(m.Content), renderSentAttachments(metadataOf(m).Attachments))
 	case shared.MessageAgent:
 		// Rendered as Markdown, the text on screen is not the bytes the
 		// agent sent; their count is kept for whoever checks them.
@@ -399,36 +400,24 @@ func (it *messageItem) onRetry(ctx app.Context, _ app.Event) {
 
 // renderPermission draws a permission request in the transcript: while it
 // waits, a pointer to the card docked above the composer, which holds its
-// choices; once answered, which option was chosen.
+// choices; once answered, which option was chosen, in its kind's colour.
 func (it *messageItem) renderPermission() app.UI {
 	m := it.Msg
-	meta := metadataOf(m)
-	pending := m.Status == shared.MessagePending
+	choice := state.ChosenOption(m)
+	outcome := app.P().Class("card-outcome").Text(choice.Words)
+	if m.Status == shared.MessagePending {
+		outcome = app.P().Class("card-waiting").Text(choice.Words)
+	} else if choice.Kind != "" {
+		outcome = outcome.Class("option-"+state.OptionTone(choice.Kind)).DataSet("kind", choice.Kind)
+	}
 	return app.Div().Class("card", "permission-card").Body(
 		app.Div().Class("card-head").Body(
 			app.Span().Class("card-kind").Text("Permission"),
 			app.Span().Class("badge", "badge-"+string(m.Status)).Text(statusWords(m.Status)),
 		),
 		app.P().Class("message-text").Text(m.Content),
-		app.If(pending, func() app.UI {
-			return app.P().Class("card-waiting").Text("Waiting for your answer, below.")
-		}).Else(func() app.UI {
-			return app.P().Class("card-outcome").Text(chosenWords(meta))
-		}),
+		outcome,
 	)
-}
-
-// chosenWords says which option answered a permission request.
-func chosenWords(meta shared.MessageMetadata) string {
-	for _, o := range meta.Options {
-		if o.OptionID == meta.SelectedOptionID {
-			return "Answered: " + orText(o.Name, o.OptionID)
-		}
-	}
-	if meta.SelectedOptionID != "" {
-		return "Answered: " + meta.SelectedOptionID
-	}
-	return "Not answered."
 }
 
 // renderClarification draws a question in the transcript with its answer

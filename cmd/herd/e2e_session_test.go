@@ -169,7 +169,7 @@ func TestBrowserSessionPermissionIsAnswered(t *testing.T) {
 		waitJS(`document.querySelector('#session-state').textContent.includes('Needs your permission')`),
 		chromedp.Click(chromedp.CSS(`#pending-card .permission-option[data-option-id="allow"]`)),
 		waitJS(agentSaid("allowed")),
-		waitJS(`document.querySelector('.message[data-type="permission_request"][data-status="resolved"] .card-outcome').textContent === 'Answered: Allow'`),
+		waitJS(`document.querySelector('.message[data-type="permission_request"][data-status="resolved"] .card-outcome').textContent === 'You chose: Allow'`),
 		waitJS(`document.querySelector('#pending-card') === null`),
 		waitJS(sessionInState("WAITING_FOR_INPUT")),
 	)

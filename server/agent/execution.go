@@ -94,11 +94,12 @@ type Execution struct {
 	seq       *sequencer
 	sessionID acp.SessionId
 	turn      sync.Mutex
-	// restore, authMethods and resumable are set by the handshake, before
+	// restore, authMethods, resumable and promptCaps are set by the handshake, before
 	// Start returns, and read-only afterwards.
 	restore     Restore
 	authMethods []shared.AuthMethod
 	resumable   bool
+	promptCaps  shared.PromptCapabilities
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed to start teardown
@@ -249,6 +250,7 @@ func (e *Execution) handshake(ctx context.Context) error {
 	e.authMethods = authMethodsOf(e.opts.Profile.Provider, init.AuthMethods)
 	caps := init.AgentCapabilities
 	e.resumable = caps.SessionCapabilities.Resume != nil || caps.LoadSession
+	e.promptCaps = promptCapabilitiesOf(caps.PromptCapabilities)
 	return e.openSession(ctx, caps)
 }
 

@@ -22,9 +22,9 @@ type Handler interface {
 	// RequestPermission asks the person to choose one of req.Options and
 	// returns the chosen option's ID. It blocks until then or until ctx
 	// ends (Cancel, teardown, the agent withdrawing the request), and must
-	// return when it does: Done waits for it. An error
-	// or an ID that is not among the options answers the agent with a
-	// cancelled outcome.
+	// return when it does: Done waits for it. An error, an ID that is not
+	// among the options, or any answer once ctx has ended answers the
+	// agent with a cancelled outcome.
 	RequestPermission(ctx context.Context, req PermissionRequest) (optionID string, err error)
 	// Clarify asks the person req.Question and returns the answer, blocking
 	// like RequestPermission. An error answers the agent with a cancelled
@@ -100,7 +100,11 @@ func (c client) RequestPermission(ctx context.Context, p acp.RequestPermissionRe
 		req.Options = append(req.Options, PermissionOption{ID: string(o.OptionId), Name: o.Name, Kind: string(o.Kind)})
 	}
 	id, err := c.e.opts.Handler.RequestPermission(ctx, req)
-	if err != nil {
+	if err != nil || ctx.Err() != nil {
+		// A request withdrawn meanwhile (Cancel, teardown, the agent's own
+		// cancellation) is answered cancelled, whatever the Handler said:
+		// ACP has every request open at session/cancel answered so, and
+		// an answer that raced the withdrawal must not allow anything.
 		return cancelled, nil
 	}
 	for _, o := range req.Options {
@@ -134,8 +138,8 @@ func (c client) HandleExtensionMethod(ctx context.Context, method string, params
 			return ClarifyResult{Cancelled: true}, nil
 		}
 		answer, err := c.e.opts.Handler.Clarify(ctx, ClarificationRequest{Question: p.Question, PendingID: p.PendingID})
-		if err != nil {
-			return ClarifyResult{Cancelled: true}, nil
+		if err != nil || ctx.Err() != nil {
+			return ClarifyResult{Cancelled: true}, nil // withdrawn meanwhile, like a permission
 		}
 		return ClarifyResult{Answer: answer}, nil
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/herd-dev/herd/shared"
 )
 
 // StopReason says why a turn ended.
@@ -23,7 +25,8 @@ const (
 	StopCancelled       StopReason = "cancelled"
 )
 
-// Prompt sends text as the next turn and blocks until the turn ends. When it
+// Prompt sends text, followed by its attachments (see promptBlocks), as
+// the next turn and blocks until the turn ends. When it
 // returns, OnEvent has been called for every update the agent sent before
 // its answer. A JSON-RPC error from the agent is returned as *AgentError and
 // leaves the execution usable. ctx bounds the wait; to stop a turn cleanly
@@ -32,7 +35,7 @@ const (
 // returns ErrTurnInProgress, unless the adapter attests the handoff
 // (Capabilities.Handoff): then the caller, which owns prompt admission,
 // may send a successor while the earlier request is still open.
-func (e *Execution) Prompt(ctx context.Context, text string) (StopReason, error) {
+func (e *Execution) Prompt(ctx context.Context, text string, attachments ...shared.Attachment) (StopReason, error) {
 	if !e.caps.Handoff {
 		if !e.turn.TryLock() {
 			return "", ErrTurnInProgress
@@ -42,7 +45,7 @@ func (e *Execution) Prompt(ctx context.Context, text string) (StopReason, error)
 	turn := e.beginTurn()
 	resp, err := e.conn.Prompt(ctx, acp.PromptRequest{
 		SessionId: e.sessionID,
-		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
+		Prompt:    promptBlocks(text, attachments),
 	})
 	e.endTurn(ctx, turn, err == nil && StopReason(resp.StopReason) != StopCancelled, !e.peerGone())
 	if err == nil {

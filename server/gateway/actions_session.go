@@ -14,7 +14,9 @@ type Sessions interface {
 	// Snapshot returns a session's current state, its newest messages, its
 	// queue and its unanswered requests.
 	Snapshot(ctx context.Context, sessionID string) (shared.SessionSnapshot, error)
-	AddMessage(ctx context.Context, sessionID, clientMessageID, content string) (shared.MessageAddResponse, error)
+	AddMessage(ctx context.Context, sessionID, clientMessageID, content string, attachments ...shared.Attachment) (shared.MessageAddResponse, error)
+	// ListFiles lists or searches the files of a session's worktree.
+	ListFiles(ctx context.Context, req shared.FileListRequest) (shared.FileListResponse, error)
 	ListMessages(ctx context.Context, req shared.MessageListRequest) (shared.MessageListResponse, error)
 	GetMessage(ctx context.Context, sessionID, messageID string) (shared.Message, error)
 	Queue(ctx context.Context, sessionID string) ([]shared.QueuedPrompt, error)
@@ -48,6 +50,7 @@ func (g *Gateway) sessionActions() map[string]action {
 		shared.ActionSessionGitRefresh:    {run: handle(g.sessionGitRefresh)},
 		shared.ActionSessionCancel:        {run: handle(g.sessionCancel)},
 		shared.ActionSessionConfigSet:     {run: handle(g.sessionConfigSet)},
+		shared.ActionSessionFilesList:     {run: handle(g.filesList)},
 		shared.ActionMessageAdd:           {run: handle(g.messageAdd)},
 		shared.ActionMessageList:          {run: handle(g.messageList)},
 		shared.ActionMessageGet:           {run: handle(g.messageGet)},
@@ -202,7 +205,17 @@ func (g *Gateway) messageAdd(ctx context.Context, _ *conn, req shared.MessageAdd
 	if _, err := boundedText("content", req.Content, maxPromptBytes, true); err != nil {
 		return nil, err
 	}
-	return g.cfg.Sessions.AddMessage(ctx, req.SessionID, id, req.Content)
+	if _, err := shared.CheckAttachments(req.Attachments); err != nil {
+		return nil, err
+	}
+	return g.cfg.Sessions.AddMessage(ctx, req.SessionID, id, req.Content, req.Attachments...)
+}
+
+func (g *Gateway) filesList(ctx context.Context, _ *conn, req shared.FileListRequest) (any, error) {
+	if err := requireID("session_id", req.SessionID); err != nil {
+		return nil, err
+	}
+	return g.cfg.Sessions.ListFiles(ctx, req)
 }
 
 func (g *Gateway) messageList(ctx context.Context, _ *conn, req shared.MessageListRequest) (any, error) {

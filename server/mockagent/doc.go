@@ -11,6 +11,25 @@
 //	                   options "allow" and "reject"; answers "allowed" or "denied"
 //	permission-busy    permission, and while the request waits an unrelated
 //	                   read tool call that runs to completion
+//	permission-kinds   an execute tool call and session/request_permission with
+//	                   one option of each kind ("once" allow_once, "always"
+//	                   allow_always, "no" reject_once, "never" reject_always);
+//	                   answers "chose KIND"
+//	permission-kinds die
+//	                   the same request, but the agent exits with status 3
+//	                   200 ms after asking, while the request waits
+//	permission-pair    two execute tool calls whose permissions ("allow",
+//	                   "reject") are asked at once; logs each outcome to
+//	                   stderr ("permission answered" tool=… outcome=…) and
+//	                   answers "chose A and B"
+//	plan N [MS]        an N-step plan sent whole at every change, each step
+//	                   going in progress then completed, MS ms apart; with
+//	                   the last in progress it asks permission to finish
+//	                   ("allow" Finish, "reject" Stop), then answers
+//	                   "planned N steps" or "stopped at step N"
+//	content            answers with the prompt's blocks after its text, e.g.
+//	                   "received: image image/png 68 bytes; resource_link
+//	                   a.go file:///w/a.go size 12" (see turn.content)
 //	clarify            asks "Which branch should I use?" with _herd/clarify
 //	                   (agent.ClarifyMethod); answers "answer: ANSWER"
 //	write FILE TEXT    writes TEXT to FILE inside the session cwd, reporting an
@@ -52,6 +71,9 @@
 // model cannot change while a turn runs (an invalid-request error says
 // so); the others can.
 //
+// The agent advertises promptCapabilities image and embeddedContext unless
+// started with --text-only (HERD_MOCK_TEXT_ONLY=1).
+//
 // A turn stops at session/cancel and ends with stop reason cancelled, as it
 // does when the client withdraws a permission or clarification request;
 // background work already launched carries on. The background scenarios
@@ -67,7 +89,9 @@
 // its own until the connection ends. The background scenarios run their
 // completion on a goroutine each (mock.goBackground); Run starts none once
 // it is shutting down and waits for those it started before it returns.
-// permission-busy runs its unrelated read on a goroutine the turn waits for.
+// permission-busy runs its unrelated read on a goroutine the turn waits for,
+// permission-pair one per request, waited for too; `permission-kinds die`
+// starts one that ends the process.
 //
 // Tests that need the mock agent as a process use package mocktest, which
 // turns the test binary itself into the agent.

@@ -30,6 +30,7 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 	slowStart := fs.Int("slow-start", 0, "milliseconds to wait before answering initialize (env HERD_MOCK_SLOW_START_MS)")
 	stateDir := fs.String("state-dir", os.Getenv("HERD_MOCK_STATE_DIR"), "directory that keeps each session's history across processes (env HERD_MOCK_STATE_DIR)")
 	configMode := fs.String("config", cmp.Or(os.Getenv("HERD_MOCK_CONFIG"), configOptions), "how the session's settings are offered: options, legacy (modes and models) or none (env HERD_MOCK_CONFIG)")
+	textOnly := fs.Bool("text-only", os.Getenv("HERD_MOCK_TEXT_ONLY") == "1", "advertise no prompt content beyond text (env HERD_MOCK_TEXT_ONLY=1); otherwise images and embedded context")
 	restoreMode := fs.String("restore", os.Getenv("HERD_MOCK_RESTORE"), "with --state-dir, how a later process continues a session: resume, load or none (env HERD_MOCK_RESTORE; default resume)")
 	if v := os.Getenv("HERD_MOCK_SLOW_START_MS"); v != "" {
 		ms, err := strconv.Atoi(v)
@@ -42,7 +43,7 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 		return err
 	}
 	if *slowStart < 0 || fs.NArg() > 0 {
-		return fmt.Errorf("usage: herd mock-agent [--slow-start MS] [--config options|legacy|none] [--state-dir DIR [--restore resume|load|none]]")
+		return fmt.Errorf("usage: herd mock-agent [--slow-start MS] [--text-only] [--config options|legacy|none] [--state-dir DIR [--restore resume|load|none]]")
 	}
 	if *configMode != configOptions && *configMode != configLegacy && *configMode != configNone {
 		return fmt.Errorf("--config: %q is not options, legacy or none", *configMode)
@@ -66,7 +67,7 @@ func Run(ctx context.Context, version string, args []string, stdin io.Reader, st
 	m := &mock{
 		ctx: ctx, version: version, slowStart: time.Duration(*slowStart) * time.Millisecond,
 		log: slog.New(slog.NewTextHandler(stderr, nil)), sessions: make(map[acp.SessionId]*session),
-		stateDir: *stateDir, restoreMode: *restoreMode, configMode: *configMode,
+		stateDir: *stateDir, restoreMode: *restoreMode, configMode: *configMode, textOnly: *textOnly,
 	}
 	gate := agent.NewReadGate(stdin)
 	m.conn = acp.NewAgentSideConnection(m, stdout, gate)
@@ -94,13 +95,15 @@ type mock struct {
 	// stateDir keeps session histories across processes ("" keeps them
 	// in memory only); restoreMode is how a later process continues them.
 	stateDir, restoreMode string
-	configMode            string       // how settings are offered: configOptions, configLegacy or configNone
-	clarify               atomic.Bool  // the client announced agent.ClarifyMethod
-	seq                   atomic.Int64 // numbers sessions and messages
-	cancels               atomic.Int64 // counts session/cancel notifications
-	mu                    sync.Mutex   // guards sessions, their turns, and closed
-	sessions              map[acp.SessionId]*session
-	closed                bool // set at shutdown: no background work may start
+	configMode            string // how settings are offered: configOptions, configLegacy or configNone
+	// textOnly advertises no prompt content beyond text.
+	textOnly bool
+	clarify  atomic.Bool  // the client announced agent.ClarifyMethod
+	seq      atomic.Int64 // numbers sessions and messages
+	cancels  atomic.Int64 // counts session/cancel notifications
+	mu       sync.Mutex   // guards sessions, their turns, and closed
+	sessions map[acp.SessionId]*session
+	closed   bool // set at shutdown: no background work may start
 	// background counts the goroutines of background scenarios.
 	background sync.WaitGroup
 }
@@ -122,7 +125,8 @@ func (m *mock) goBackground(f func()) bool {
 }
 
 // Initialize waits the slow-start delay, then offers no optional methods
-// but the restore mode's: sessionCapabilities.resume or loadSession.
+// but the restore mode's: sessionCapabilities.resume or loadSession. It
+// takes images and embedded context in prompts, unless textOnly.
 func (m *mock) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	if err := pause(ctx, m.slowStart); err != nil {
 		return acp.InitializeResponse{}, err
@@ -130,6 +134,9 @@ func (m *mock) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.Ini
 	herd, _ := p.ClientCapabilities.Meta["herd"].(map[string]any)
 	m.clarify.Store(herd["clarify"] == true)
 	var caps acp.AgentCapabilities
+	if !m.textOnly {
+		caps.PromptCapabilities = acp.PromptCapabilities{Image: true, EmbeddedContext: true}
+	}
 	switch m.restoreMode {
 	case restoreResume:
 		caps.SessionCapabilities.Resume = &acp.SessionResumeCapabilities{}
@@ -178,7 +185,7 @@ func (m *mock) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptRespo
 			text.WriteString(b.Text.Text)
 		}
 	}
-	t := &turn{m: m, ctx: ctx, sid: p.SessionId, s: s, cwd: s.Cwd, msg: "msg-" + strconv.FormatInt(m.seq.Add(1), 10), cancels: m.cancels.Load()}
+	t := &turn{m: m, ctx: ctx, sid: p.SessionId, s: s, cwd: s.Cwd, msg: "msg-" + strconv.FormatInt(m.seq.Add(1), 10), cancels: m.cancels.Load(), blocks: p.Prompt}
 	m.mu.Lock()
 	s.running++
 	m.mu.Unlock()
@@ -239,6 +246,8 @@ type turn struct {
 	// was read cancels it.
 	held    bool
 	cancels int64
+	// blocks is the prompt as the client sent it (see turn.content).
+	blocks []acp.ContentBlock
 }
 
 // play runs the prompt's scenario, or echoes it.
@@ -307,6 +316,18 @@ func (t *turn) play(prompt string) error {
 		return t.backgroundWork(args, true)
 	case "claude-replay":
 		return t.claudeReplay(args)
+	case "content":
+		return t.content()
+	case "permission-kinds":
+		return t.permissionKinds(rest == "die")
+	case "permission-pair":
+		return t.permissionPair()
+	case "plan":
+		n, err := intArgs(args, 1, 2)
+		if err != nil {
+			return err
+		}
+		return t.plan(n[0], time.Duration(n[1])*time.Millisecond)
 	}
 	return acp.NewInvalidParams(map[string]any{"error": "unknown scenario " + strconv.Quote(name)})
 }

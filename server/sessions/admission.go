@@ -15,8 +15,9 @@ import (
 // AddMessage sends a prompt, owned by its client_message_id. A retry
 // returns the stored message as a duplicate and dispatches nothing new; a
 // session that is RUNNING queues the prompt; CREATED, STARTING, FAILED and
-// CANCELLED sessions reject it as not promptable.
-func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, content string) (shared.MessageAddResponse, error) {
+// CANCELLED sessions reject it as not promptable. Attachments are resolved
+// and stored with the prompt (see resolveAttachments).
+func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, content string, attachments ...shared.Attachment) (shared.MessageAddResponse, error) {
 	r, session, err := m.runOf(ctx, sessionID)
 	if err != nil {
 		return shared.MessageAddResponse{}, err
@@ -29,6 +30,10 @@ func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, co
 		return shared.MessageAddResponse{}, err
 	} else if found {
 		return m.duplicate(ctx, r, session, existing)
+	}
+	attachments, err = m.resolveAttachments(ctx, session, attachments)
+	if err != nil {
+		return shared.MessageAddResponse{}, err
 	}
 
 	r.mu.Lock()
@@ -46,7 +51,7 @@ func (m *Manager) AddMessage(ctx context.Context, sessionID, clientMessageID, co
 			claim, token = c, newToken()
 		}
 	}
-	msg, created, claimed, err := m.cfg.Store.AddAndClaimUserMessage(ctx, sessionID, clientMessageID, content, token)
+	msg, created, claimed, err := m.cfg.Store.AddAndClaimUserMessage(ctx, sessionID, clientMessageID, content, token, attachments...)
 	if token != "" && !claimed {
 		m.tr.Release(claim)
 	}
@@ -227,7 +232,11 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		SessionID: r.id, TurnID: msg.ID, MessageID: msg.ID,
 	}, false)
 
-	stop, promptErr := exec.Prompt(ctx, msg.Content)
+	var attached []shared.Attachment
+	if msg.Metadata != nil {
+		attached = msg.Metadata.Attachments
+	}
+	stop, promptErr := exec.Prompt(ctx, msg.Content, attached...)
 
 	end := turnEnd{done: make(chan struct{}), cut: exec.Err() != nil || ctx.Err() != nil}
 	if err := co.Barrier(ctx, end); err == nil {

@@ -16,6 +16,7 @@ import (
 // with its state) and a status message in the transcript then tell. A
 // restored context clears the header's notice.
 func (r *run) keepAgentSession(ctx context.Context, exec *agent.Execution, previous string) {
+	r.keepPromptCapabilities(ctx, exec)
 	lost := ""
 	if previous != "" {
 		lost = exec.Restore().Lost

@@ -83,9 +83,10 @@ func (s *Store) AppendMessage(ctx context.Context, in NewMessage) (shared.Messag
 // first accepted request owns. created is false when the id was already
 // stored in the same task: the existing message is returned unchanged. An
 // id owned by another task is a conflict. The message starts pending
-// dispatch (see ClaimDispatch).
-func (s *Store) AddUserMessage(ctx context.Context, sessionID, clientMessageID, content string) (msg shared.Message, created bool, err error) {
-	msg, created, _, err = s.AddAndClaimUserMessage(ctx, sessionID, clientMessageID, content, "")
+// dispatch (see ClaimDispatch). attachments, as herd sends them to the
+// agent, are stored with it.
+func (s *Store) AddUserMessage(ctx context.Context, sessionID, clientMessageID, content string, attachments ...shared.Attachment) (msg shared.Message, created bool, err error) {
+	msg, created, _, err = s.AddAndClaimUserMessage(ctx, sessionID, clientMessageID, content, "", attachments...)
 	return msg, created, err
 }
 
@@ -94,13 +95,17 @@ func (s *Store) AddUserMessage(ctx context.Context, sessionID, clientMessageID, 
 // no older prompt queued: what ClaimDispatch would do next, one write
 // fewer on the path of a prompt to an idle session. An empty token, or an
 // older queued prompt, leaves the new one queued (claimed false).
-func (s *Store) AddAndClaimUserMessage(ctx context.Context, sessionID, clientMessageID, content, token string) (msg shared.Message, created, claimed bool, err error) {
+func (s *Store) AddAndClaimUserMessage(ctx context.Context, sessionID, clientMessageID, content, token string, attachments ...shared.Attachment) (msg shared.Message, created, claimed bool, err error) {
 	if clientMessageID == "" {
 		return shared.Message{}, false, false, shared.Errorf(shared.CodeBadRequest, "client_message_id is required")
 	}
+	meta, err := userMetadata(attachments)
+	if err != nil {
+		return shared.Message{}, false, false, err
+	}
 	row := messageRow{
 		ID: NewID(), SessionID: sessionID, Type: string(shared.MessageUser), Content: content,
-		Status: string(shared.MessagePending), ClientMessageID: &clientMessageID, Metadata: "{}",
+		Status: string(shared.MessagePending), ClientMessageID: &clientMessageID, Metadata: meta,
 		DispatchState: dispatchPending,
 	}
 	var claim func(tx *gorm.DB, row *messageRow) error

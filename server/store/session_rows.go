@@ -28,6 +28,10 @@ type sessionRow struct {
 	NextMessageSeq      int64     `gorm:"column:next_message_seq"`
 	CreatedAt           time.Time `gorm:"column:created_at"`
 	UpdatedAt           time.Time `gorm:"column:updated_at"`
+
+	// PromptCapabilities is the JSON of a shared.PromptCapabilities; ''
+	// until the agent started once.
+	PromptCapabilities string `gorm:"column:prompt_capabilities"`
 }
 
 // TableName implements gorm's schema.Tabler.
@@ -45,6 +49,7 @@ func (r sessionRow) toSession() shared.Session {
 		ErrorMessage:        r.ErrorMessage,
 		AgentSessionID:      r.AgentSessionID,
 		ContextLost:         r.ContextLost,
+		PromptCapabilities:  decodePromptCapabilities(r.PromptCapabilities),
 		CreatedAt:           r.CreatedAt.UTC(),
 		UpdatedAt:           r.UpdatedAt.UTC(),
 	}

@@ -40,7 +40,7 @@ type Recording struct {
 }
 
 // Load returns the recording of the scenario name ("stream", "subagent",
-// "shell").
+// "shell", "permission").
 func Load(name string) (Recording, error) {
 	data, err := files.ReadFile(name + ".jsonl")
 	if err != nil {
