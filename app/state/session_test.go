@@ -197,6 +197,23 @@ func TestSessionAppendFromCompletesFromTheNewestCopy(t *testing.T) {
 	assert.True(t, d.Push(updated(0, part(99, "x"))), "an offset past the known text needs a resync")
 }
 
+func TestSessionFinalStateAsADeltaCompletesTheStreamedText(t *testing.T) {
+	from := 4
+	final := msg("a", 1, "2 ", shared.MessageComplete, 9)
+	final.AppendFrom = &from
+
+	d := loaded(t, msg("a", 1, "0 ", shared.MessageStreaming, 0))
+	d.Push(updated(0, msg("a", 1, "0 1 ", shared.MessageStreaming, 1)))
+	assert.False(t, d.Push(updated(1, final)))
+	d.Flush()
+	assert.Equal(t, []string{"a:0 1 2 :complete"}, contents(d))
+
+	// A client that holds less than the delta starts from (it reloaded
+	// between the frames) fetches the session instead of guessing.
+	d = loaded(t, msg("a", 1, "0 ", shared.MessageStreaming, 0))
+	assert.True(t, d.Push(updated(1, final)), "a final delta past the known text needs a resync")
+}
+
 func TestSessionResubscribeDropsTheOldStreamsLateFrames(t *testing.T) {
 	d := loaded(t)
 	d.Reset()

@@ -64,14 +64,85 @@ func TestANewSubscriptionGetsWholeStates(t *testing.T) {
 	assert.Equal(t, 5, *m.AppendFrom)
 }
 
-func TestTheFinalStateEndsTheRecord(t *testing.T) {
+// final is the semantic final state of message m1, encoded whole as the
+// connection queued it.
+func final(stream uint64, content string) entry {
+	msg := shared.Message{ID: "m1", SessionID: "s1", Content: content, Status: shared.MessageComplete}
+	return entry{frame: []byte("whole"), msg: &messageFrame{
+		session: "s1", stream: stream, action: shared.NotifySessionMessageUpdated, seq: 2, msg: msg,
+	}}
+}
+
+func TestTheFinalStateCarriesOnlyTheBytesTheConnectionLacks(t *testing.T) {
 	b := newStreamBook()
-	_, err := b.frame(added(1, "Hi"))
+	_, err := b.frame(added(1, "Hel"))
 	require.NoError(t, err)
-	final := added(1, "Hi there")
-	final.msg.msg.Status = shared.MessageComplete
-	frame, err := b.frame(final)
+	sent(t, b, state(1, "Hello"))
+
+	m := sent(t, b, final(1, "Hello, world"))
+	require.NotNil(t, m.AppendFrom)
+	assert.Equal(t, 5, *m.AppendFrom)
+	assert.Equal(t, ", world", m.Content)
+	assert.Equal(t, shared.MessageComplete, m.Status, "status and metadata travel whole")
+	assert.Empty(t, b.sent["s1"], "the final state ends the record")
+}
+
+func TestAFinalStateWithNothingNewCarriesNoContent(t *testing.T) {
+	b := newStreamBook()
+	_, err := b.frame(added(1, "Hel"))
 	require.NoError(t, err)
-	assert.Equal(t, "added", string(frame), "semantic frames go as encoded")
-	assert.Empty(t, b.sent["s1"])
+	sent(t, b, state(1, "Hello"))
+	frame, err := b.frame(final(1, "Hello"))
+	require.NoError(t, err)
+	var env shared.Envelope
+	require.NoError(t, json.Unmarshal(frame, &env))
+	assert.Equal(t, uint64(2), env.Seq, "the delta keeps the semantic frame's seq")
+	var m shared.Message
+	require.NoError(t, json.Unmarshal(env.Payload, &m))
+	assert.Equal(t, 5, *m.AppendFrom)
+	assert.Empty(t, m.Content)
+}
+
+func TestAFinalStateAfterAnEvictedIntermediateOneStartsWhereTheLastSentEnded(t *testing.T) {
+	b := newStreamBook()
+	_, err := b.frame(added(1, "Hel"))
+	require.NoError(t, err)
+	// "Hello" was queued, then replaced or evicted: the writer never saw it.
+	m := sent(t, b, final(1, "Hello there"))
+	assert.Equal(t, 3, *m.AppendFrom)
+	assert.Equal(t, "lo there", m.Content)
+}
+
+func TestAReconnectedClientGetsTheFinalStateWhole(t *testing.T) {
+	b := newStreamBook()
+	_, err := b.frame(added(1, "Hel"))
+	require.NoError(t, err)
+	frame, err := b.frame(final(2, "Hello"))
+	require.NoError(t, err)
+	assert.Equal(t, "whole", string(frame), "the new subscription holds only its snapshot")
+}
+
+func TestAFinalStateThatDoesNotExtendWhatWasSentGoesWhole(t *testing.T) {
+	b := newStreamBook()
+	_, err := b.frame(added(1, "Hello"))
+	require.NoError(t, err)
+	frame, err := b.frame(final(1, "Help!"))
+	require.NoError(t, err)
+	assert.Equal(t, "whole", string(frame))
+	_, err = b.frame(added(1, "Hello"))
+	require.NoError(t, err)
+	frame, err = b.frame(final(1, "Hi"))
+	require.NoError(t, err)
+	assert.Equal(t, "whole", string(frame), "shorter than what was sent")
+}
+
+func TestTheFirstStateIsWhole(t *testing.T) {
+	b := newStreamBook()
+	_, err := b.frame(added(1, "Hel"))
+	require.NoError(t, err)
+	again := added(1, "Hello")
+	again.msg.action = shared.NotifySessionMessageAdded
+	frame, err := b.frame(again)
+	require.NoError(t, err)
+	assert.Equal(t, "added", string(frame), "only session.message.updated carries deltas")
 }
