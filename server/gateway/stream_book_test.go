@@ -146,3 +146,48 @@ func TestTheFirstStateIsWhole(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "added", string(frame), "only session.message.updated carries deltas")
 }
+
+// toolState is a state of tool call m1 whose one content part has body.
+func toolState(title, body string, status shared.MessageState) entry {
+	msg := shared.Message{ID: "m1", SessionID: "s1", Type: shared.MessageToolCall, Content: title, Status: status,
+		Metadata: &shared.MessageMetadata{ToolCallID: "t1", Content: []shared.ToolContent{{Type: shared.ToolContentText, Body: body, Size: len(body)}}}}
+	return entry{key: "m1", msg: &messageFrame{session: "s1", stream: 1, action: shared.NotifySessionMessageUpdated, seq: 1, msg: msg}}
+}
+
+func TestToolOutputThatOnlyGrewTravelsAsADelta(t *testing.T) {
+	b := newStreamBook()
+	first := toolState("Run", "line 1\n", shared.MessagePending)
+	first.msg.action = shared.NotifySessionMessageAdded
+	first.frame = []byte("added")
+	_, err := b.frame(first)
+	require.NoError(t, err)
+
+	grown := toolState("Run", "line 1\nline 2\n", shared.MessageStreaming)
+	m := sent(t, b, grown)
+	part := m.Metadata.Content[0]
+	require.NotNil(t, part.AppendFrom)
+	assert.Equal(t, 7, *part.AppendFrom)
+	assert.Equal(t, "line 2\n", part.Body)
+	assert.Equal(t, 14, part.Size, "the other fields travel whole")
+	assert.Equal(t, "line 1\nline 2\n", grown.msg.msg.Metadata.Content[0].Body, "the shared message is not changed")
+
+	// A new title is not an extension of the old: it goes whole.
+	m = sent(t, b, toolState("Run make", "line 1\nline 2\n", shared.MessageStreaming))
+	assert.Equal(t, 3, *m.AppendFrom, "the title extends the old one")
+	m = sent(t, b, toolState("Build", "line 1\nline 2\n", shared.MessageStreaming))
+	assert.Nil(t, m.AppendFrom)
+	assert.Equal(t, "Build", m.Content)
+
+	// Output replaced by other output goes whole; the final state carries
+	// only what is new.
+	m = sent(t, b, toolState("Build", "other\n", shared.MessageStreaming))
+	assert.Nil(t, m.Metadata.Content[0].AppendFrom)
+	assert.Equal(t, "other\n", m.Metadata.Content[0].Body)
+	end := toolState("Build", "other\ndone\n", shared.MessageComplete)
+	end.key, end.frame = "", []byte("whole")
+	m = sent(t, b, end)
+	assert.Equal(t, 6, *m.Metadata.Content[0].AppendFrom)
+	assert.Equal(t, "done\n", m.Metadata.Content[0].Body)
+	assert.Equal(t, shared.MessageComplete, m.Status)
+	assert.Empty(t, b.sent["s1"])
+}

@@ -299,6 +299,10 @@ func (t *turn) play(prompt string) error {
 		return t.backgroundWork(args, true)
 	case "claude-replay":
 		return t.claudeReplay(args)
+	case "tool-output":
+		return t.toolOutput(args)
+	case "tool-diff":
+		return t.toolDiff(args)
 	}
 	return acp.NewInvalidParams(map[string]any{"error": "unknown scenario " + strconv.Quote(name)})
 }

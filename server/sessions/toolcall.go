@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/herd-dev/herd/server/agent"
@@ -110,4 +111,10 @@ func (s *sink) tool(t *agent.ToolCall) {
 	call.done = toolEnded(msg.Status)
 	replaceable := action == shared.NotifySessionMessageUpdated && msg.Status == shared.MessageStreaming
 	s.r.m.pub.PublishSession(s.r.id, action, msg, replaceable)
+}
+
+// ToolContentPage returns a page of a part of a tool call's content (see
+// store.Store.ToolContentPage).
+func (m *Manager) ToolContentPage(ctx context.Context, req shared.ToolContentGetRequest) (shared.ToolContentPage, error) {
+	return m.cfg.Store.ToolContentPage(ctx, req)
 }
