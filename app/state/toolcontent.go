@@ -33,7 +33,7 @@ func completed(base shared.Message, had bool, m shared.Message) (shared.Message,
 	}
 	if m.AppendFrom != nil {
 		from := *m.AppendFrom
-		if from > len(base.Content) {
+		if from < 0 || from > len(base.Content) {
 			return m, false
 		}
 		m.Content = base.Content[:from] + m.Content
@@ -53,7 +53,7 @@ func completed(base shared.Message, had bool, m shared.Message) (shared.Message,
 			continue
 		}
 		from := *p.AppendFrom
-		if i >= len(held) || from > len(held[i].Body) {
+		if i >= len(held) || from < 0 || from > len(held[i].Body) {
 			return m, false
 		}
 		meta.Content[i].Body = held[i].Body[:from] + p.Body
