@@ -1,7 +1,9 @@
 package state
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/herd-dev/herd/shared"
 )
@@ -61,4 +63,165 @@ func completed(base shared.Message, had bool, m shared.Message) (shared.Message,
 	}
 	m.Metadata = &meta
 	return m, true
+}
+
+// maxFetchedTools bounds the tool calls whose fetched content the client
+// keeps; past it the one fetched longest ago is dropped (and shows its
+// first bytes again, with "Show all").
+const maxFetchedTools = 8
+
+// DiffCollapseLines is the length past which a diff starts collapsed.
+const DiffCollapseLines = 40
+
+// toolKey names one part of one tool call message.
+type toolKey struct {
+	msg  string
+	part int
+}
+
+// ToolFetches holds the tool content parts whose rest the person asked
+// for ("Show all"), fetched with message.tool_content.get. A fetched body
+// is shown only while the part is still the one it was fetched for (same
+// size, and the body on the wire a prefix of it); a part the agent has
+// replaced since shows its own first bytes again.
+type ToolFetches struct {
+	revs  map[string]uint64 // message → changes to its fetches
+	order []string          // messages with fetched parts, oldest first
+	got   map[toolKey]string
+	busy  map[toolKey]bool
+	errs  map[toolKey]string
+}
+
+// NewToolFetches returns an empty record.
+func NewToolFetches() *ToolFetches {
+	return &ToolFetches{revs: map[string]uint64{}, got: map[toolKey]string{}, busy: map[toolKey]bool{}, errs: map[toolKey]string{}}
+}
+
+// Rev changes whenever what a message's parts show changes.
+func (f *ToolFetches) Rev(msgID string) uint64 { return f.revs[msgID] }
+
+// Body returns what to show of part i of message msgID, p as the message
+// holds it: its whole body when it was fetched, else its first bytes.
+// whole says nothing is left to fetch.
+func (f *ToolFetches) Body(msgID string, i int, p shared.ToolContent) (body string, whole bool) {
+	if !p.Truncated {
+		return p.Body, true
+	}
+	if b, ok := f.got[toolKey{msgID, i}]; ok && len(b) == p.Size && strings.HasPrefix(b, p.Body) {
+		return b, true
+	}
+	return p.Body, false
+}
+
+// Busy reports whether part i of msgID is being fetched.
+func (f *ToolFetches) Busy(msgID string, i int) bool { return f.busy[toolKey{msgID, i}] }
+
+// Err returns why the last fetch of part i of msgID failed; empty if it
+// did not.
+func (f *ToolFetches) Err(msgID string, i int) string { return f.errs[toolKey{msgID, i}] }
+
+// Start marks part i of msgID as being fetched. It reports false when it
+// already is, so a second press fetches nothing more.
+func (f *ToolFetches) Start(msgID string, i int) bool {
+	k := toolKey{msgID, i}
+	if f.busy[k] {
+		return false
+	}
+	f.busy[k] = true
+	delete(f.errs, k)
+	f.revs[msgID]++
+	return true
+}
+
+// Done records the end of a fetch Start began: the whole body, or err.
+func (f *ToolFetches) Done(msgID string, i int, body string, err error) {
+	k := toolKey{msgID, i}
+	delete(f.busy, k)
+	f.revs[msgID]++
+	if err != nil {
+		f.errs[k] = err.Error()
+		return
+	}
+	if !slices.Contains(f.order, msgID) {
+		f.order = append(f.order, msgID)
+	}
+	f.got[k] = body
+	for len(f.order) > maxFetchedTools {
+		old := f.order[0]
+		f.order = f.order[1:]
+		for k := range f.got {
+			if k.msg == old {
+				delete(f.got, k)
+			}
+		}
+		f.revs[old]++
+	}
+}
+
+// DiffLineKind says what a line of a unified diff is.
+type DiffLineKind uint8
+
+// The kinds of diff lines.
+const (
+	DiffContext DiffLineKind = iota
+	DiffAdded
+	DiffRemoved
+	DiffHunk
+)
+
+// DiffLine is one line of a unified diff, numbered: Old and New are its
+// line numbers in the old and new text (0 where it has none).
+type DiffLine struct {
+	Kind     DiffLineKind
+	Old, New int
+	Text     string
+}
+
+// DiffLines parses a unified diff body (see shared.ToolContent) for
+// display. It never fails: a line it does not recognise shows as context,
+// and a hunk header it cannot read leaves the numbering as it was.
+func DiffLines(body string) []DiffLine {
+	if body == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	out := make([]DiffLine, 0, len(lines))
+	old, new := 0, 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "@@ ") {
+			var ol, nl int
+			if _, err := fmt.Sscanf(l, "@@ -%d,%d +%d,%d @@", &old, &ol, &new, &nl); err == nil {
+				if ol == 0 {
+					old++ // an empty side names the line before
+				}
+				if nl == 0 {
+					new++
+				}
+			}
+			out = append(out, DiffLine{Kind: DiffHunk, Text: l})
+			continue
+		}
+		kind, text := DiffContext, l
+		if l != "" {
+			switch l[0] {
+			case ' ':
+				text = l[1:]
+			case '+':
+				kind, text = DiffAdded, l[1:]
+			case '-':
+				kind, text = DiffRemoved, l[1:]
+			}
+		}
+		d := DiffLine{Kind: kind, Text: text}
+		if kind != DiffAdded {
+			d.Old = old
+			old++
+		}
+		if kind != DiffRemoved {
+			d.New = new
+			new++
+		}
+		out = append(out, d)
+	}
+	return out
 }
