@@ -1,0 +1,224 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/herd-dev/herd/app/state"
+	"github.com/herd-dev/herd/app/wsclient"
+	"github.com/herd-dev/herd/shared"
+)
+
+// renderTool draws a tool call card: its kind, title and status, the
+// files it touches, each part of its content (text in a bounded <pre>, a
+// diff as numbered unified diff lines, collapsed when long), and its raw
+// input and output behind disclosures. A part the wire carried truncated
+// offers "Show all", which fetches the rest. Every part and group sits in
+// a slot of its own, so an update in place keeps the elements (and a
+// disclosure the person opened stays open).
+func (it *messageItem) renderTool() app.UI {
+	m := it.Msg
+	meta := metadataOf(m)
+	return app.Div().Class("card", "tool-card").DataSet("kind", meta.Kind).Body(
+		app.Div().Class("card-head").Body(
+			app.Span().Class("tool-title").Body(
+				app.Span().Class("tool-kind").Text(toolKindWords(meta.Kind)),
+				app.Span().Class("tool-name").Text(m.Content),
+			),
+			app.Span().Class("badge", "badge-"+string(m.Status)).Text(statusWords(m.Status)),
+		),
+		app.Ul().Class("tool-locations").Body(
+			app.Range(meta.Locations).Slice(func(i int) app.UI {
+				l := meta.Locations[i]
+				return app.Li().Class("tool-location").Text(locationText(l))
+			}),
+		),
+		app.Div().Class("tool-parts").Body(
+			app.Range(meta.Content).Slice(func(i int) app.UI {
+				return it.renderToolPart(i, meta.Content[i])
+			}),
+		),
+		app.Div().Class("tool-raw").Body(
+			app.If(meta.Input != "", func() app.UI {
+				return app.Details().Class("tool-io").Body(app.Summary().Text("Input"), app.Pre().Text(meta.Input))
+			}),
+			app.If(meta.Output != "", func() app.UI {
+				return app.Details().Class("tool-io").Body(app.Summary().Text("Raw output"), app.Pre().Text(meta.Output))
+			}),
+		),
+	)
+}
+
+// renderToolPart draws part i of the call's content.
+func (it *messageItem) renderToolPart(i int, p shared.ToolContent) app.UI {
+	tools := it.View.tools
+	body, whole := tools.Body(it.Msg.ID, i, p)
+	switch p.Type {
+	case shared.ToolContentDiff:
+		lines := state.DiffLines(body)
+		el := app.Details().Class("tool-part", "tool-diff").DataSet("part", i)
+		if p.Lines <= state.DiffCollapseLines {
+			// Only ever set, never set false: the first screen is HTML,
+			// where an open attribute of any value opens the disclosure.
+			el = el.Open(true)
+		}
+		return el.Body(
+			app.Summary().Class("diff-head").Body(
+				app.Span().Class("diff-path").Text(p.Path),
+				app.If(p.NewFile, func() app.UI { return app.Span().Class("diff-new").Text("new file") }),
+				app.Span().Class("diff-adds").Text("+"+strconv.Itoa(p.Added)),
+				app.Span().Class("diff-dels").Text("−"+strconv.Itoa(p.Removed)),
+			),
+			app.Div().Class("diff").Body(
+				app.Range(lines).Slice(func(j int) app.UI {
+					return diffLine(lines[j])
+				}),
+			),
+			it.renderMore(i, p, whole, fmt.Sprintf("Showing %d of %d lines.", len(lines), p.Lines)),
+		)
+	case shared.ToolContentTerminal:
+		return app.P().Class("tool-part", "tool-terminal", "muted").DataSet("part", i).
+			Text("Terminal " + p.TerminalID + " (herd shows no terminals; the agent's text output appears above)")
+	default:
+		return app.Div().Class("tool-part", "tool-text").DataSet("part", i).Body(
+			app.Pre().Class("tool-output").Text(body),
+			it.renderMore(i, p, whole, fmt.Sprintf("Showing %s of %s.", byteWords(len(body)), byteWords(p.Size))),
+		)
+	}
+}
+
+// renderMore says how much of a truncated part shows and offers the rest;
+// for a part the server itself cut, it says so.
+func (it *messageItem) renderMore(i int, p shared.ToolContent, whole bool, shown string) app.UI {
+	id := it.Msg.ID
+	tools := it.View.tools
+	return app.Div().Class("tool-more").Body(
+		app.If(!whole, func() app.UI {
+			b := app.Button().Class("text-button", "tool-show-all").Type("button")
+			if tools.Busy(id, i) {
+				b = b.Text("Loading…").Disabled(true).Aria("busy", "true")
+			} else {
+				b = b.Text("Show all").OnClick(it.onShowAll(i, p))
+			}
+			return app.P().Class("tool-truncated").Body(app.Span().Class("muted").Text(shown+" "), b)
+		}),
+		app.If(p.Cut, func() app.UI {
+			return app.P().Class("tool-cut", "muted").Text("The agent sent more than herd keeps of one tool call; the rest was not kept.")
+		}),
+		app.If(tools.Err(id, i) != "", func() app.UI {
+			return app.P().Class("banner", "banner-error").Role("alert").Text("Could not load the rest: " + tools.Err(id, i))
+		}),
+	)
+}
+
+// onShowAll fetches the rest of part i (p as shown) and shows it whole.
+func (it *messageItem) onShowAll(i int, p shared.ToolContent) app.EventHandler {
+	v, msgID := it.View, it.Msg.ID
+	return func(app.Context, app.Event) {
+		if v.detail == nil || !v.tools.Start(msgID, i) {
+			return
+		}
+		ctx, client, sessionID := v.ui(), v.client(), v.detail.ID()
+		v.tr.olderRev++ // an older message's card shows the change too
+		ctx.Async(func() {
+			body, err := fetchToolPart(client, shared.ToolContentGetRequest{SessionID: sessionID, MessageID: msgID, Part: i}, p)
+			dispatch(ctx, func(app.Context) {
+				v.tools.Done(msgID, i, body, err)
+				v.tr.olderRev++
+			})
+		})
+	}
+}
+
+// errPartChanged is a fetch that found the part replaced meanwhile.
+var errPartChanged = errors.New("the agent changed this output meanwhile; it shows as it is now")
+
+// fetchToolPart reads the rest of part p after the bytes the wire
+// carried, page by page (at most ToolStoredBytes / ToolPageBytes pages),
+// and returns the whole body.
+func fetchToolPart(c *wsclient.Client, req shared.ToolContentGetRequest, p shared.ToolContent) (string, error) {
+	body := []byte(p.Body)
+	for len(body) < p.Size {
+		req.Offset = len(body)
+		var page shared.ToolContentPage
+		if err := c.Request(context.Background(), shared.ActionMessageToolContentGet, req, &page); err != nil {
+			return "", err
+		}
+		if page.Size != p.Size || page.Body == "" {
+			return "", errPartChanged
+		}
+		body = append(body, page.Body...)
+	}
+	return string(body), nil
+}
+
+// diffLine draws one line of a diff. Its line numbers are attributes,
+// shown by the stylesheet, so a line is one element.
+func diffLine(l state.DiffLine) app.UI {
+	el := app.Div().Class("diff-line", diffLineClass[l.Kind])
+	if l.Kind == state.DiffHunk {
+		return el.Text(l.Text)
+	}
+	return el.DataSet("old", lineNumber(l.Old)).DataSet("new", lineNumber(l.New)).Text(l.Text)
+}
+
+var diffLineClass = [...]string{
+	state.DiffContext: "diff-context", state.DiffAdded: "diff-added",
+	state.DiffRemoved: "diff-removed", state.DiffHunk: "diff-hunk",
+}
+
+// lineNumber shows a line number, none for 0.
+func lineNumber(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// locationText names a file a call touches, with its line when known.
+func locationText(l shared.ToolLocation) string {
+	if l.Line > 0 {
+		return l.Path + ":" + strconv.Itoa(l.Line)
+	}
+	return l.Path
+}
+
+// toolKindWords names a tool kind for people.
+func toolKindWords(kind string) string {
+	switch kind {
+	case "read":
+		return "Read"
+	case "edit":
+		return "Edit"
+	case "delete":
+		return "Delete"
+	case "move":
+		return "Move"
+	case "search":
+		return "Search"
+	case "execute":
+		return "Run"
+	case "think":
+		return "Think"
+	case "fetch":
+		return "Fetch"
+	case "switch_mode":
+		return "Mode"
+	}
+	return "Tool"
+}
+
+// byteWords says a size in bytes for people.
+func byteWords(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/herd-dev/herd/shared"
+)
+
+func toolMessage(meta shared.MessageMetadata) shared.Message {
+	return shared.Message{ID: "t1", Seq: 1, Type: shared.MessageToolCall, Status: shared.MessageComplete, Content: "Edit notes.txt", Metadata: &meta}
+}
+
+// tagOf returns the start tag of the element of kind tag whose text is
+// text; attributes come in any order.
+func tagOf(t *testing.T, markup, tag, text string) string {
+	t.Helper()
+	m := regexp.MustCompile(`<` + tag + `\b[^>]*>` + regexp.QuoteMeta(text) + `</` + tag + `>`).FindString(markup)
+	if m == "" {
+		t.Fatalf("no <%s> with text %q in %s", tag, text, markup)
+	}
+	return m[:strings.Index(m, ">")+1]
+}
+
+// detailsOf returns the start tag of the details element of part i.
+func detailsOf(t *testing.T, markup string, i int) string {
+	t.Helper()
+	m := regexp.MustCompile(`<details\b[^>]*data-part="` + string(rune('0'+i)) + `"[^>]*>`).FindString(markup)
+	if m == "" {
+		t.Fatalf("no details of part %d", i)
+	}
+	return m
+}
+
+func TestAToolCallShowsItsKindLocationsAndADiff(t *testing.T) {
+	markup := paneHTML(openView(shared.SessionWaitingForInput, toolMessage(shared.MessageMetadata{
+		Kind:      "edit",
+		Locations: []shared.ToolLocation{{Path: "/w/notes.txt", Line: 1}},
+		Content: []shared.ToolContent{{Type: shared.ToolContentDiff, Path: "/w/notes.txt", Added: 2, Removed: 1, Lines: 6, Size: 50,
+			Body: "@@ -1,3 +1,4 @@\n one\n-two\n+2\n+and a half\n three\n"}},
+	})))
+	assert.Contains(t, markup, `>Edit</span>`)
+	assert.Contains(t, markup, ">/w/notes.txt:1</li>")
+	assert.Regexp(t, `\sopen[\s>]`, detailsOf(t, markup, 0), "a short diff starts open")
+	removed := tagOf(t, markup, "div", "two")
+	assert.Contains(t, removed, `class="diff-line diff-removed"`)
+	assert.Contains(t, removed, `data-old="2"`)
+	assert.NotContains(t, removed, `data-new`)
+	added := tagOf(t, markup, "div", "and a half")
+	assert.Contains(t, added, `class="diff-line diff-added"`)
+	assert.Contains(t, added, `data-new="3"`)
+	assert.Contains(t, markup, ">+2</span>")
+	assert.NotContains(t, markup, "Show all", "nothing was cut")
+}
+
+func TestALongDiffStartsCollapsedAndATruncatedOutputOffersTheRest(t *testing.T) {
+	body := "@@ -0,0 +1,5000 @@\n" + strings.Repeat("+x\n", 79)
+	markup := paneHTML(openView(shared.SessionWaitingForInput, toolMessage(shared.MessageMetadata{
+		Kind: "execute",
+		Content: []shared.ToolContent{
+			{Type: shared.ToolContentDiff, Path: "big.txt", NewFile: true, Added: 5000, Lines: 5001, Size: 15019, Truncated: true, Body: body},
+			{Type: shared.ToolContentText, Body: "000000 build\n", Size: 1_000_000, Lines: 16000, Truncated: true},
+			{Type: shared.ToolContentText, Body: "kept", Size: 4, Cut: true},
+		},
+	})))
+	assert.NotContains(t, detailsOf(t, markup, 0), "open", "past the collapse bound")
+	assert.Contains(t, markup, ">new file</span>")
+	assert.Contains(t, markup, "Showing 80 of 5001 lines.")
+	assert.Contains(t, markup, `<pre class="tool-output">000000 build`)
+	assert.Contains(t, markup, "Showing 13 bytes of 977 KB.")
+	assert.Equal(t, 2, strings.Count(markup, ">Show all</button>"), "one per truncated part")
+	assert.Contains(t, markup, "the rest was not kept", "a part the server cut says so")
+	assert.Contains(t, markup, `>Run</span>`)
+}
+
+func TestAFetchedPartShowsWhole(t *testing.T) {
+	v := openView(shared.SessionWaitingForInput, toolMessage(shared.MessageMetadata{
+		Content: []shared.ToolContent{{Type: shared.ToolContentText, Body: "first ", Size: 12, Truncated: true}},
+	}))
+	v.tools.Start("t1", 0)
+	assert.Contains(t, paneHTML(v), "Loading…")
+	v.tools.Done("t1", 0, "first second", nil)
+	markup := paneHTML(v)
+	assert.Contains(t, markup, ">first second</pre>")
+	assert.NotContains(t, markup, "Show all")
+}
