@@ -90,11 +90,28 @@ type ToolFetches struct {
 	got   map[toolKey]string
 	busy  map[toolKey]bool
 	errs  map[toolKey]string
+	// open holds the person's choice to expand or collapse a diff.
+	open map[toolKey]bool
 }
 
 // NewToolFetches returns an empty record.
 func NewToolFetches() *ToolFetches {
-	return &ToolFetches{revs: map[string]uint64{}, got: map[toolKey]string{}, busy: map[toolKey]bool{}, errs: map[toolKey]string{}}
+	return &ToolFetches{revs: map[string]uint64{}, got: map[toolKey]string{}, busy: map[toolKey]bool{}, errs: map[toolKey]string{}, open: map[toolKey]bool{}}
+}
+
+// Expanded reports whether diff part i of msgID shows its lines: as the
+// person last chose, else when it is at most DiffCollapseLines long.
+func (f *ToolFetches) Expanded(msgID string, i int, p shared.ToolContent) bool {
+	if open, chosen := f.open[toolKey{msgID, i}]; chosen {
+		return open
+	}
+	return p.Lines <= DiffCollapseLines
+}
+
+// SetExpanded records the person's choice for diff part i of msgID.
+func (f *ToolFetches) SetExpanded(msgID string, i int, open bool) {
+	f.open[toolKey{msgID, i}] = open
+	f.revs[msgID]++
 }
 
 // Rev changes whenever what a message's parts show changes.

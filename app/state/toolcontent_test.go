@@ -82,3 +82,17 @@ func TestFetchedBodiesAreBoundedToTheNewestCalls(t *testing.T) {
 	_, whole = f.Body(fmt.Sprint("m", maxFetchedTools), 0, part)
 	assert.True(t, whole)
 }
+
+func TestALongDiffStartsCollapsedUntilThePersonChooses(t *testing.T) {
+	f := NewToolFetches()
+	short := shared.ToolContent{Type: shared.ToolContentDiff, Lines: DiffCollapseLines}
+	long := shared.ToolContent{Type: shared.ToolContentDiff, Lines: DiffCollapseLines + 1}
+	assert.True(t, f.Expanded("m", 0, short))
+	assert.False(t, f.Expanded("m", 1, long))
+	rev := f.Rev("m")
+	f.SetExpanded("m", 1, true)
+	assert.True(t, f.Expanded("m", 1, long))
+	assert.NotEqual(t, rev, f.Rev("m"), "the card re-renders")
+	f.SetExpanded("m", 0, false)
+	assert.False(t, f.Expanded("m", 0, short), "a short diff the person closed stays closed")
+}

@@ -59,26 +59,38 @@ func (it *messageItem) renderToolPart(i int, p shared.ToolContent) app.UI {
 	body, whole := tools.Body(it.Msg.ID, i, p)
 	switch p.Type {
 	case shared.ToolContentDiff:
-		lines := state.DiffLines(body)
-		el := app.Details().Class("tool-part", "tool-diff").DataSet("part", i)
-		if p.Lines <= state.DiffCollapseLines {
-			// Only ever set, never set false: the first screen is HTML,
-			// where an open attribute of any value opens the disclosure.
-			el = el.Open(true)
+		// Collapsing is state of its own (not a <details>, whose open
+		// attribute the first screen's HTML and later renders would
+		// fight over), and a collapsed diff renders no lines at all.
+		open := tools.Expanded(it.Msg.ID, i, p)
+		var lines []state.DiffLine
+		if open {
+			lines = state.DiffLines(body)
 		}
-		return el.Body(
-			app.Summary().Class("diff-head").Body(
+		arrow := "▸"
+		if open {
+			arrow = "▾"
+		}
+		return app.Div().Class("tool-part", "tool-diff").DataSet("part", i).DataSet("open", open).Body(
+			app.Button().Class("diff-head").Type("button").Aria("expanded", open).OnClick(it.onToggleDiff(i)).Body(
+				app.Span().Class("diff-arrow").Aria("hidden", true).Text(arrow),
 				app.Span().Class("diff-path").Text(p.Path),
 				app.If(p.NewFile, func() app.UI { return app.Span().Class("diff-new").Text("new file") }),
 				app.Span().Class("diff-adds").Text("+"+strconv.Itoa(p.Added)),
 				app.Span().Class("diff-dels").Text("−"+strconv.Itoa(p.Removed)),
 			),
-			app.Div().Class("diff").Body(
-				app.Range(lines).Slice(func(j int) app.UI {
-					return diffLine(lines[j])
+			app.Div().Class("diff-body").Body(
+				app.If(open, func() app.UI {
+					return app.Div().Class("diff").Body(
+						app.Range(lines).Slice(func(j int) app.UI {
+							return diffLine(lines[j])
+						}),
+					)
+				}),
+				app.If(open, func() app.UI {
+					return it.renderMore(i, p, whole, fmt.Sprintf("Showing %d of %d lines.", len(lines), p.Lines))
 				}),
 			),
-			it.renderMore(i, p, whole, fmt.Sprintf("Showing %d of %d lines.", len(lines), p.Lines)),
 		)
 	case shared.ToolContentTerminal:
 		return app.P().Class("tool-part", "tool-terminal", "muted").DataSet("part", i).
@@ -102,7 +114,7 @@ func (it *messageItem) renderMore(i int, p shared.ToolContent, whole bool, shown
 			if tools.Busy(id, i) {
 				b = b.Text("Loading…").Disabled(true).Aria("busy", "true")
 			} else {
-				b = b.Text("Show all").OnClick(it.onShowAll(i, p))
+				b = b.Text("Show all").OnClick(it.onShowAll(i))
 			}
 			return app.P().Class("tool-truncated").Body(app.Span().Class("muted").Text(shown+" "), b)
 		}),
@@ -115,11 +127,39 @@ func (it *messageItem) renderMore(i int, p shared.ToolContent, whole bool, shown
 	)
 }
 
-// onShowAll fetches the rest of part i (p as shown) and shows it whole.
-func (it *messageItem) onShowAll(i int, p shared.ToolContent) app.EventHandler {
-	v, msgID := it.View, it.Msg.ID
+// toolPart returns part i of the entry's message as it is now.
+func (it *messageItem) toolPart(i int) (shared.ToolContent, bool) {
+	content := metadataOf(it.Msg).Content
+	if i >= len(content) {
+		return shared.ToolContent{}, false
+	}
+	return content[i], true
+}
+
+// onToggleDiff expands or collapses diff part i. Like every handler here
+// it reads the entry when it runs: go-app keeps the handler of an
+// element's first render (it compares functions, not what they
+// captured), so a value captured at render time would be stale.
+func (it *messageItem) onToggleDiff(i int) app.EventHandler {
 	return func(app.Context, app.Event) {
-		if v.detail == nil || !v.tools.Start(msgID, i) {
+		v := it.View
+		dispatch(v.ui(), func(app.Context) {
+			p, ok := it.toolPart(i)
+			if !ok {
+				return
+			}
+			v.tools.SetExpanded(it.Msg.ID, i, !v.tools.Expanded(it.Msg.ID, i, p))
+			v.tr.olderRev++
+		})
+	}
+}
+
+// onShowAll fetches the rest of part i and shows it whole.
+func (it *messageItem) onShowAll(i int) app.EventHandler {
+	return func(app.Context, app.Event) {
+		v, msgID := it.View, it.Msg.ID
+		p, ok := it.toolPart(i)
+		if !ok || v.detail == nil || !v.tools.Start(msgID, i) {
 			return
 		}
 		ctx, client, sessionID := v.ui(), v.client(), v.detail.ID()

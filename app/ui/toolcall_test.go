@@ -25,12 +25,12 @@ func tagOf(t *testing.T, markup, tag, text string) string {
 	return m[:strings.Index(m, ">")+1]
 }
 
-// detailsOf returns the start tag of the details element of part i.
-func detailsOf(t *testing.T, markup string, i int) string {
+// partOf returns the start tag of the element of part i.
+func partOf(t *testing.T, markup string, i int) string {
 	t.Helper()
-	m := regexp.MustCompile(`<details\b[^>]*data-part="` + string(rune('0'+i)) + `"[^>]*>`).FindString(markup)
+	m := regexp.MustCompile(`<div\b[^>]*data-part="` + string(rune('0'+i)) + `"[^>]*>`).FindString(markup)
 	if m == "" {
-		t.Fatalf("no details of part %d", i)
+		t.Fatalf("no part %d", i)
 	}
 	return m
 }
@@ -44,7 +44,7 @@ func TestAToolCallShowsItsKindLocationsAndADiff(t *testing.T) {
 	})))
 	assert.Contains(t, markup, `>Edit</span>`)
 	assert.Contains(t, markup, ">/w/notes.txt:1</li>")
-	assert.Regexp(t, `\sopen[\s>]`, detailsOf(t, markup, 0), "a short diff starts open")
+	assert.Regexp(t, `data-open[ >]`, partOf(t, markup, 0), "a short diff starts open (true renders bare here)")
 	removed := tagOf(t, markup, "div", "two")
 	assert.Contains(t, removed, `class="diff-line diff-removed"`)
 	assert.Contains(t, removed, `data-old="2"`)
@@ -66,14 +66,27 @@ func TestALongDiffStartsCollapsedAndATruncatedOutputOffersTheRest(t *testing.T) 
 			{Type: shared.ToolContentText, Body: "kept", Size: 4, Cut: true},
 		},
 	})))
-	assert.NotContains(t, detailsOf(t, markup, 0), "open", "past the collapse bound")
+	assert.Contains(t, partOf(t, markup, 0), `data-open="false"`, "past the collapse bound")
 	assert.Contains(t, markup, ">new file</span>")
-	assert.Contains(t, markup, "Showing 80 of 5001 lines.")
+	assert.NotContains(t, markup, "diff-line", "a collapsed diff renders no lines")
 	assert.Contains(t, markup, `<pre class="tool-output">000000 build`)
 	assert.Contains(t, markup, "Showing 13 bytes of 977 KB.")
-	assert.Equal(t, 2, strings.Count(markup, ">Show all</button>"), "one per truncated part")
+	assert.Equal(t, 1, strings.Count(markup, ">Show all</button>"), "the output's; the collapsed diff offers its own once open")
 	assert.Contains(t, markup, "the rest was not kept", "a part the server cut says so")
 	assert.Contains(t, markup, `>Run</span>`)
+}
+
+func TestAnExpandedLongDiffShowsItsFirstLinesAndOffersTheRest(t *testing.T) {
+	v := openView(shared.SessionWaitingForInput, toolMessage(shared.MessageMetadata{
+		Content: []shared.ToolContent{{Type: shared.ToolContentDiff, Path: "big.txt", NewFile: true, Added: 5000, Lines: 5001, Size: 15019, Truncated: true,
+			Body: "@@ -0,0 +1,5000 @@\n" + strings.Repeat("+x\n", 79)}},
+	}))
+	v.tools.SetExpanded("t1", 0, true)
+	markup := paneHTML(v)
+	assert.Equal(t, 80, strings.Count(markup, `class="diff-line`))
+	assert.Contains(t, markup, "Showing 80 of 5001 lines.")
+	assert.Contains(t, markup, ">Show all</button>")
+	assert.Regexp(t, `aria-expanded[ >]`, markup)
 }
 
 func TestAFetchedPartShowsWhole(t *testing.T) {
