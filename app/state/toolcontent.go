@@ -242,3 +242,50 @@ func DiffLines(body string) []DiffLine {
 	}
 	return out
 }
+
+// DiffRun is a run of consecutive diff lines of one kind, rendered as one
+// element whatever its length: Gutter holds their line numbers ("old new"
+// a line) and Text the lines, each ending in a newline.
+type DiffRun struct {
+	Kind         DiffLineKind
+	Gutter, Text string
+	// Lines is how many lines the run holds.
+	Lines int
+}
+
+// DiffRuns groups a diff's lines into runs, so a diff of thousands of
+// lines renders as a few elements rather than one per line (a 5,000-line
+// diff would otherwise stall a phone for over a second).
+func DiffRuns(lines []DiffLine) []DiffRun {
+	var runs []DiffRun
+	var gutter, text strings.Builder
+	flush := func(kind DiffLineKind, n int) {
+		if n > 0 {
+			runs = append(runs, DiffRun{Kind: kind, Gutter: gutter.String(), Text: text.String(), Lines: n})
+		}
+		gutter.Reset()
+		text.Reset()
+	}
+	kind, n := DiffContext, 0
+	for _, l := range lines {
+		if l.Kind != kind || l.Kind == DiffHunk {
+			flush(kind, n)
+			kind, n = l.Kind, 0
+		}
+		if l.Kind != DiffHunk {
+			fmt.Fprintf(&gutter, "%s %s\n", number(l.Old), number(l.New))
+		}
+		text.WriteString(l.Text + "\n")
+		n++
+	}
+	flush(kind, n)
+	return runs
+}
+
+// number shows a line number, blank for none.
+func number(n int) string {
+	if n == 0 {
+		return "    "
+	}
+	return fmt.Sprintf("%4d", n)
+}

@@ -96,3 +96,15 @@ func TestALongDiffStartsCollapsedUntilThePersonChooses(t *testing.T) {
 	f.SetExpanded("m", 0, false)
 	assert.False(t, f.Expanded("m", 0, short), "a short diff the person closed stays closed")
 }
+
+func TestDiffRunsGroupLinesOfOneKind(t *testing.T) {
+	runs := DiffRuns(DiffLines("@@ -1,3 +1,4 @@\n one\n-two\n+2\n+and a half\n three\n@@ -9,1 +10,1 @@\n-x\n"))
+	require.Len(t, runs, 7)
+	assert.Equal(t, DiffRun{Kind: DiffHunk, Text: "@@ -1,3 +1,4 @@\n", Lines: 1}, runs[0])
+	assert.Equal(t, DiffRun{Kind: DiffContext, Gutter: "   1    1\n", Text: "one\n", Lines: 1}, runs[1])
+	assert.Equal(t, DiffRun{Kind: DiffRemoved, Gutter: "   2     \n", Text: "two\n", Lines: 1}, runs[2])
+	assert.Equal(t, DiffRun{Kind: DiffAdded, Gutter: "        2\n        3\n", Text: "2\nand a half\n", Lines: 2}, runs[3])
+	assert.Equal(t, DiffHunk, runs[5].Kind, "a hunk header starts a run of its own")
+	assert.Equal(t, "x\n", runs[6].Text)
+	assert.Empty(t, DiffRuns(nil))
+}

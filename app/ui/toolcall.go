@@ -63,9 +63,13 @@ func (it *messageItem) renderToolPart(i int, p shared.ToolContent) app.UI {
 		// attribute the first screen's HTML and later renders would
 		// fight over), and a collapsed diff renders no lines at all.
 		open := tools.Expanded(it.Msg.ID, i, p)
-		var lines []state.DiffLine
+		var runs []state.DiffRun
+		shown := 0
 		if open {
-			lines = state.DiffLines(body)
+			runs = state.DiffRuns(state.DiffLines(body))
+			for _, r := range runs {
+				shown += r.Lines
+			}
 		}
 		arrow := "▸"
 		if open {
@@ -82,13 +86,13 @@ func (it *messageItem) renderToolPart(i int, p shared.ToolContent) app.UI {
 			app.Div().Class("diff-body").Body(
 				app.If(open, func() app.UI {
 					return app.Div().Class("diff").Body(
-						app.Range(lines).Slice(func(j int) app.UI {
-							return diffLine(lines[j])
+						app.Range(runs).Slice(func(j int) app.UI {
+							return diffRun(runs[j])
 						}),
 					)
 				}),
 				app.If(open, func() app.UI {
-					return it.renderMore(i, p, whole, fmt.Sprintf("Showing %d of %d lines.", len(lines), p.Lines))
+					return it.renderMore(i, p, whole, fmt.Sprintf("Showing %d of %d lines.", shown, p.Lines))
 				}),
 			),
 		)
@@ -196,27 +200,22 @@ func fetchToolPart(c *wsclient.Client, req shared.ToolContentGetRequest, p share
 	return string(body), nil
 }
 
-// diffLine draws one line of a diff. Its line numbers are attributes,
-// shown by the stylesheet, so a line is one element.
-func diffLine(l state.DiffLine) app.UI {
-	el := app.Div().Class("diff-line", diffLineClass[l.Kind])
-	if l.Kind == state.DiffHunk {
-		return el.Text(l.Text)
+// diffRun draws a run of diff lines of one kind: its line numbers and
+// its lines side by side, two text nodes however long it is.
+func diffRun(r state.DiffRun) app.UI {
+	el := app.Div().Class("diff-run", diffRunClass[r.Kind]).DataSet("lines", r.Lines)
+	if r.Kind == state.DiffHunk {
+		return el.Body(app.Span().Class("diff-text").Text(r.Text))
 	}
-	return el.DataSet("old", lineNumber(l.Old)).DataSet("new", lineNumber(l.New)).Text(l.Text)
+	return el.Body(
+		app.Span().Class("diff-gutter").Aria("hidden", true).Text(r.Gutter),
+		app.Span().Class("diff-text").Text(r.Text),
+	)
 }
 
-var diffLineClass = [...]string{
+var diffRunClass = [...]string{
 	state.DiffContext: "diff-context", state.DiffAdded: "diff-added",
 	state.DiffRemoved: "diff-removed", state.DiffHunk: "diff-hunk",
-}
-
-// lineNumber shows a line number, none for 0.
-func lineNumber(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return strconv.Itoa(n)
 }
 
 // locationText names a file a call touches, with its line when known.

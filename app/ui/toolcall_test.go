@@ -14,17 +14,6 @@ func toolMessage(meta shared.MessageMetadata) shared.Message {
 	return shared.Message{ID: "t1", Seq: 1, Type: shared.MessageToolCall, Status: shared.MessageComplete, Content: "Edit notes.txt", Metadata: &meta}
 }
 
-// tagOf returns the start tag of the element of kind tag whose text is
-// text; attributes come in any order.
-func tagOf(t *testing.T, markup, tag, text string) string {
-	t.Helper()
-	m := regexp.MustCompile(`<` + tag + `\b[^>]*>` + regexp.QuoteMeta(text) + `</` + tag + `>`).FindString(markup)
-	if m == "" {
-		t.Fatalf("no <%s> with text %q in %s", tag, text, markup)
-	}
-	return m[:strings.Index(m, ">")+1]
-}
-
 // partOf returns the start tag of the element of part i.
 func partOf(t *testing.T, markup string, i int) string {
 	t.Helper()
@@ -45,13 +34,13 @@ func TestAToolCallShowsItsKindLocationsAndADiff(t *testing.T) {
 	assert.Contains(t, markup, `>Edit</span>`)
 	assert.Contains(t, markup, ">/w/notes.txt:1</li>")
 	assert.Regexp(t, `data-open[ >]`, partOf(t, markup, 0), "a short diff starts open (true renders bare here)")
-	removed := tagOf(t, markup, "div", "two")
-	assert.Contains(t, removed, `class="diff-line diff-removed"`)
-	assert.Contains(t, removed, `data-old="2"`)
-	assert.NotContains(t, removed, `data-new`)
-	added := tagOf(t, markup, "div", "and a half")
-	assert.Contains(t, added, `class="diff-line diff-added"`)
-	assert.Contains(t, added, `data-new="3"`)
+	assert.Contains(t, markup, `<span class="diff-text">2
+and a half
+</span>`, "the added lines are one run")
+	assert.Contains(t, markup, `class="diff-run diff-removed"`)
+	assert.Contains(t, markup, `>        2
+        3
+</span>`, "its new line numbers beside it")
 	assert.Contains(t, markup, ">+2</span>")
 	assert.NotContains(t, markup, "Show all", "nothing was cut")
 }
@@ -68,7 +57,7 @@ func TestALongDiffStartsCollapsedAndATruncatedOutputOffersTheRest(t *testing.T) 
 	})))
 	assert.Contains(t, partOf(t, markup, 0), `data-open="false"`, "past the collapse bound")
 	assert.Contains(t, markup, ">new file</span>")
-	assert.NotContains(t, markup, "diff-line", "a collapsed diff renders no lines")
+	assert.NotContains(t, markup, "diff-run", "a collapsed diff renders no lines")
 	assert.Contains(t, markup, `<pre class="tool-output">000000 build`)
 	assert.Contains(t, markup, "Showing 13 bytes of 977 KB.")
 	assert.Equal(t, 1, strings.Count(markup, ">Show all</button>"), "the output's; the collapsed diff offers its own once open")
@@ -83,7 +72,7 @@ func TestAnExpandedLongDiffShowsItsFirstLinesAndOffersTheRest(t *testing.T) {
 	}))
 	v.tools.SetExpanded("t1", 0, true)
 	markup := paneHTML(v)
-	assert.Equal(t, 80, strings.Count(markup, `class="diff-line`))
+	assert.Equal(t, 2, strings.Count(markup, `class="diff-run`), "the hunk header and one run of 79 added lines")
 	assert.Contains(t, markup, "Showing 80 of 5001 lines.")
 	assert.Contains(t, markup, ">Show all</button>")
 	assert.Regexp(t, `aria-expanded[ >]`, markup)

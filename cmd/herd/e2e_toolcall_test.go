@@ -14,6 +14,11 @@ import (
 // that starts collapsed and opens, and command output cut on the wire
 // whose "Show all" fetches the rest.
 
+// diffLines counts the lines a diff part shows.
+func diffLines(part string) string {
+	return `[...` + part + `.querySelectorAll('.diff-run')].reduce((n, r) => n + Number(r.dataset.lines), 0)`
+}
+
 // toolCard is the selector of the card of the completed tool call whose
 // title starts with title.
 func toolCard(title string) string {
@@ -29,8 +34,8 @@ func TestBrowserToolCallsShowDiffsAndOutputWithShowAll(t *testing.T) {
 		c.prompt(sessionID, "/scenario claude-replay edit")
 		edit := toolCard("Edit /")
 		p.do(waitJS(`!!(` + edit + `)`))
-		lines := evalOn[[]string](p, `[...(`+edit+`).querySelectorAll('.diff-line')].map(l => l.className.replace('diff-line ', '') + ':' + l.textContent)`)
-		assert.Equal(t, []string{"diff-hunk:@@ -1,3 +1,4 @@", "diff-context:one", "diff-removed:two", "diff-added:2", "diff-added:and a half", "diff-context:three"}, lines)
+		runs := evalOn[[]string](p, `[...(`+edit+`).querySelectorAll('.diff-run')].map(r => r.className.replace('diff-run ', '') + ':' + r.querySelector('.diff-text').textContent)`)
+		assert.Equal(t, []string{"diff-hunk:@@ -1,3 +1,4 @@\n", "diff-context:one\n", "diff-removed:two\n", "diff-added:2\nand a half\n", "diff-context:three\n"}, runs)
 		assert.Equal(t, "true", evalOn[string](p, `(`+edit+`).querySelector('.tool-diff').dataset.open`), "a short diff is open")
 		assert.Contains(t, evalOn[string](p, `(`+edit+`).querySelector('.tool-location').textContent`), "notes.txt:1")
 		assert.Equal(t, "new file", evalOn[string](p, `(`+toolCard("Write /")+`).querySelector('.diff-new').textContent`))
@@ -43,19 +48,19 @@ func TestBrowserToolCallsShowDiffsAndOutputWithShowAll(t *testing.T) {
 		diff := `(` + toolCard("Edit big.txt") + `).querySelector('.tool-diff[data-part="0"]')`
 		p.do(waitJS(`!!(` + toolCard("Edit big.txt") + `)`))
 		require.Equal(t, "false", evalOn[string](p, diff+`.dataset.open`), "300 lines start collapsed")
-		require.Zero(t, evalOn[int](p, diff+`.querySelectorAll('.diff-line').length`), "and render no lines")
+		require.Zero(t, evalOn[int](p, diffLines(diff)), "and render no lines")
 		p.do(runJS(diff+`.scrollIntoView()`), runJS(diff+`.querySelector('.diff-head').click()`))
 		p.do(waitJS(diff + `.dataset.open === 'true'`))
-		assert.Equal(t, 80, evalOn[int](p, diff+`.querySelectorAll('.diff-line').length`), "the wire's 80 lines")
+		assert.Equal(t, 80, evalOn[int](p, diffLines(diff)), "the wire's 80 lines")
 		p.screenshot("diff-opened")
 		p.do(runJS(diff + `.querySelector('.tool-show-all').click()`))
 		p.do(
-			waitJS(diff+`.querySelectorAll('.diff-line').length === 301`),
+			waitJS(diffLines(diff)+` === 301`),
 			waitJS(diff+`.querySelector('.tool-show-all') === null`),
 		)
-		assert.Equal(t, "line 300 of a generated file", evalOn[string](p, `[...`+diff+`.querySelectorAll('.diff-line')].pop().textContent`))
+		assert.True(t, evalOn[bool](p, `[...`+diff+`.querySelectorAll('.diff-text')].pop().textContent.endsWith('line 300 of a generated file\n')`))
 		p.do(runJS(diff + `.querySelector('.diff-head').click()`))
-		p.do(waitJS(diff + `.querySelectorAll('.diff-line').length === 0`))
+		p.do(waitJS(diffLines(diff) + ` === 0`))
 		p.screenshot("diff-collapsed-again")
 
 		// Command output: its first 8 KiB, then all 200,000 bytes.
