@@ -25,13 +25,14 @@ const longTaskProbe = `(() => {
 // card on screen (output-ms, diff-ms), and the longest task the browser
 // reports meanwhile (longest-task-ms: the goal is none over 200 ms). Then
 // "Show all" on each, from the click to the whole of it on screen
-// (all-output-ms, all-diff-ms) and the longest task of those
-// (all-longest-task-ms). Run with -benchtime=1x.
+// (all-output-ms, all-diff-ms) and the longest task of each, its layout
+// included (all-output-longest-task-ms, all-diff-longest-task-ms). Run
+// with -benchtime=1x.
 func BenchmarkBrowserToolContentOnPhone(b *testing.B) {
 	srv := startStatusServer(b, "127.0.0.1:0", b.TempDir())
 	c := MustDialTest(b, srv)
 	ws := c.workspace("Bench")
-	var outMs, diffMs, longest, allOut, allDiff, allLongest float64
+	var outMs, diffMs, longest, allOut, allDiff, allLongest, allOutLongest float64
 	for i := range b.N {
 		taskID := c.task(ws, fmt.Sprintf("Tool content %d", i))
 		sessionID := c.mockSession(taskID)
@@ -77,13 +78,21 @@ func BenchmarkBrowserToolContentOnPhone(b *testing.B) {
 		require.NoError(b, err)
 		out := `(` + toolCard("Run make build") + `).querySelector('.tool-text')`
 		allOut = all(out, out+`.querySelector('.tool-output').textContent.length === 1000000`)
+		// Two frames, so the layout of what was shown is counted too.
+		_, err = chromedp.Run(tab, chromedp.Evaluate[bool](`new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))`, chromedp.EvalAwaitPromise))
+		require.NoError(b, err)
+		outLongest, err := chromedp.Run(tab, chromedp.Evaluate[float64](`const l = window.__longest; window.__longest = 0; l`))
+		require.NoError(b, err)
 		diff := `(` + toolCard("Edit big.txt") + `).querySelector('.tool-diff[data-part="0"]')`
 		_, err = chromedp.Run(tab, chromedp.Evaluate[bool](diff+`.querySelector('.diff-head').click(); true`))
 		require.NoError(b, err)
 		require.NoError(b, chromedp.Do(tab, waitJS(diff+`.querySelector('.tool-show-all') !== null`)))
 		allDiff = all(diff, diffLines(diff)+` === 5001`)
+		_, err = chromedp.Run(tab, chromedp.Evaluate[bool](`new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))`, chromedp.EvalAwaitPromise))
+		require.NoError(b, err)
 		allLongest, err = chromedp.Run(tab, chromedp.Evaluate[float64](`window.__longest`))
 		require.NoError(b, err)
+		allOutLongest = outLongest
 		saveScreenshot(b, tab, "tool-content-bench-phone.png")
 	}
 	b.ReportMetric(outMs, "output-ms")
@@ -91,5 +100,6 @@ func BenchmarkBrowserToolContentOnPhone(b *testing.B) {
 	b.ReportMetric(longest, "longest-task-ms")
 	b.ReportMetric(allOut, "all-output-ms")
 	b.ReportMetric(allDiff, "all-diff-ms")
-	b.ReportMetric(allLongest, "all-longest-task-ms")
+	b.ReportMetric(allOutLongest, "all-output-longest-task-ms")
+	b.ReportMetric(allLongest, "all-diff-longest-task-ms")
 }
