@@ -103,6 +103,10 @@ func MustDial(tb testing.TB, srv *server.Server, header http.Header) *wsClient {
 	return c
 }
 
+// frameBytes is the key under which readLoop records a frame's size on the
+// wire in its decoded map; no server frame has a field of that name.
+const frameBytes = "\x00bytes"
+
 func (c *wsClient) readLoop() {
 	for {
 		_, data, err := c.conn.Read(context.Background())
@@ -117,6 +121,7 @@ func (c *wsClient) readLoop() {
 			close(c.frames)
 			return
 		}
+		m[frameBytes] = len(data)
 		c.frames <- m
 	}
 }

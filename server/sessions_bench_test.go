@@ -12,10 +12,12 @@ import (
 
 // BenchmarkReasoningBurstEndToEnd sends the 30,000-chunk reasoning burst
 // through the whole pipeline (mock agent → ACP → coalescer → database →
-// WebSocket) and checks the stored text byte for byte. It reports chunks/s
-// and how many updates of the reasoning message reached the client against
-// the number of 100 ms windows the burst spanned (at most one per window,
-// plus the opening frame and the final state).
+// WebSocket), checks the stored text byte for byte, and checks that the
+// frames the client received add up to the same text. It reports chunks/s,
+// how many updates of the reasoning message reached the client against the
+// number of 100 ms windows the burst spanned (at most one per window, plus
+// the opening frame and the final state), and the bytes on the wire of the
+// frames about the message per byte of reasoning.
 func BenchmarkReasoningBurstEndToEnd(b *testing.B) {
 	const chunks = 30000
 	var want strings.Builder
@@ -26,7 +28,7 @@ func BenchmarkReasoningBurstEndToEnd(b *testing.B) {
 	c := MustDial(b, srv, nil)
 	ws := c.call("workspace.create", map[string]any{"name": "W"})
 	task := c.call("task.create", map[string]any{"workspace_id": ws["id"], "title": "burst"})
-	var totalUpdates, totalWindows float64
+	var totalUpdates, totalWindows, totalWire float64
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -41,7 +43,19 @@ func BenchmarkReasoningBurstEndToEnd(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": fmt.Sprintf("burst-%d", i), "content": fmt.Sprintf("/scenario reasoning-burst %d", chunks)})
-		thinking, updates := "", 0
+		thinking, updates, wire, have := "", 0, 0, ""
+		// held applies a frame's state of the message to what the client
+		// holds, as app/state does.
+		held := func(p map[string]any) {
+			content, _ := p["content"].(string)
+			from, ok := p["append_from"].(float64)
+			if !ok {
+				have = content
+				return
+			}
+			require.LessOrEqual(b, int(from), len(have), "a delta starts within what the client holds")
+			have = have[:int(from)] + content
+		}
 		for {
 			f := c.next()
 			if f["type"] != "notification" {
@@ -52,10 +66,14 @@ func BenchmarkReasoningBurstEndToEnd(b *testing.B) {
 			case "session.message.added":
 				if p["type"] == "thinking" {
 					thinking = p["id"].(string)
+					wire += f[frameBytes].(int)
+					held(p)
 				}
 			case "session.message.updated":
 				if p["id"] == thinking {
 					updates++
+					wire += f[frameBytes].(int)
+					held(p)
 				}
 			}
 			if f["action"] == "session.turn.settled" {
@@ -65,17 +83,20 @@ func BenchmarkReasoningBurstEndToEnd(b *testing.B) {
 		elapsed := time.Since(start)
 		b.StopTimer()
 		msg := c.call("message.get", map[string]any{"session_id": session["id"], "message_id": thinking})
-		require.Equal(b, want.String(), msg["content"], "the reasoning arrives byte-exact")
+		require.Equal(b, want.String(), msg["content"], "the reasoning is stored byte-exact")
+		require.Equal(b, want.String(), have, "the frames the client received add up to the reasoning")
 		windows := float64(elapsed/(100*time.Millisecond)) + 1
 		require.LessOrEqual(b, float64(updates), windows+1, "at most one update per window plus the final state")
 		totalUpdates += float64(updates)
 		totalWindows += windows
+		totalWire += float64(wire) / float64(want.Len())
 		b.ReportMetric(chunks/elapsed.Seconds(), "chunks/s")
 		c.call("session.unsubscribe", map[string]any{"session_id": session["id"]})
 		b.StartTimer()
 	}
 	b.ReportMetric(totalUpdates/float64(b.N), "updates/op")
 	b.ReportMetric(totalWindows/float64(b.N), "windows/op")
+	b.ReportMetric(totalWire/float64(b.N), "wire-bytes/byte")
 }
 
 // BenchmarkMessageAddRoundTrip measures message.add from request to

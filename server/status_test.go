@@ -179,8 +179,13 @@ func TestHeldTurnHandsOffToTheNextPromptWithTheExperimentOn(t *testing.T) {
 	assert.Equal(t, "queued", second["outcome"], "one handoff per yield")
 
 	// The successor answers while the held turn still waits for its work.
+	// Its final state may be an append delta, so its text is read back.
 	awaitSessionEvent(t, c, "session.message.updated", func(m map[string]any) bool {
-		return m["type"] == "agent" && m["content"] == "0 1 2 3 4 " && m["status"] == "complete"
+		if m["type"] != "agent" || m["status"] != "complete" {
+			return false
+		}
+		got := c.call("message.get", map[string]any{"session_id": session["id"], "message_id": m["id"]})
+		return got["content"] == "0 1 2 3 4 "
 	})
 	settled := []string{awaitSettled(t, c), awaitSettled(t, c), awaitSettled(t, c)}
 	assert.Equal(t, []string{"end_turn", "end_turn", "end_turn"}, settled)

@@ -16,9 +16,14 @@ type MessageMetadata struct {
 	// Input summarises the call's raw input as compact JSON, at most 2 KiB
 	// (tool_call).
 	Input string `json:"input,omitempty"`
-	// Output joins the text of the call's content and summarises its raw
-	// output, at most 2 KiB (tool_call).
+	// Output summarises the call's raw output as compact JSON, at most 2
+	// KiB (tool_call); what it shows people is Content.
 	Output string `json:"output,omitempty"`
+	// Content is the call's content, each part bounded (tool_call; see
+	// ToolContent).
+	Content []ToolContent `json:"content,omitempty"`
+	// Locations are the files and lines the call touches (tool_call).
+	Locations []ToolLocation `json:"locations,omitempty"`
 	// Paths lists the files the call touches (tool_call).
 	Paths []string `json:"paths,omitempty"`
 	// Provenance is the agent adapter's own account of where the call sits

@@ -272,21 +272,18 @@ func (d *SessionDetail) Push(env shared.Envelope) bool {
 	}
 	if env.Action == shared.NotifySessionMessageUpdated {
 		m := update
-		if m.AppendFrom != nil {
+		if partial(m) {
 			// Complete a partial update from the newest copy known, so the
 			// batch holds whole messages only.
 			base, ok := d.batch[m.ID]
 			if !ok {
 				base, ok = d.msgs[m.ID]
 			}
-			from := *m.AppendFrom
-			if !ok || from > len(base.Content) {
+			if m, ok = completed(base, ok, m); !ok {
 				d.resync = true
 				d.dropBatch()
 				return true
 			}
-			m.Content = base.Content[:from] + m.Content
-			m.AppendFrom = nil
 		}
 		if _, seen := d.batch[m.ID]; !seen {
 			d.batchOrder = append(d.batchOrder, m.ID)
@@ -421,13 +418,11 @@ func (d *SessionDetail) applyState(ev shared.SessionStateEvent) {
 // the stored copy first. It reports whether the transcript changed.
 func (d *SessionDetail) writeMessage(m shared.Message) bool {
 	old, had := d.msgs[m.ID]
-	if m.AppendFrom != nil {
-		from := *m.AppendFrom
-		if !had || from > len(old.Content) {
+	if partial(m) {
+		var ok bool
+		if m, ok = completed(old, had, m); !ok {
 			return false
 		}
-		m.Content = old.Content[:from] + m.Content
-		m.AppendFrom = nil
 	}
 	if had {
 		n := newer(old, m)

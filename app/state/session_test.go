@@ -197,6 +197,23 @@ func TestSessionAppendFromCompletesFromTheNewestCopy(t *testing.T) {
 	assert.True(t, d.Push(updated(0, part(99, "x"))), "an offset past the known text needs a resync")
 }
 
+func TestSessionFinalStateAsADeltaCompletesTheStreamedText(t *testing.T) {
+	from := 4
+	final := msg("a", 1, "2 ", shared.MessageComplete, 9)
+	final.AppendFrom = &from
+
+	d := loaded(t, msg("a", 1, "0 ", shared.MessageStreaming, 0))
+	d.Push(updated(0, msg("a", 1, "0 1 ", shared.MessageStreaming, 1)))
+	assert.False(t, d.Push(updated(1, final)))
+	d.Flush()
+	assert.Equal(t, []string{"a:0 1 2 :complete"}, contents(d))
+
+	// A client that holds less than the delta starts from (it reloaded
+	// between the frames) fetches the session instead of guessing.
+	d = loaded(t, msg("a", 1, "0 ", shared.MessageStreaming, 0))
+	assert.True(t, d.Push(updated(1, final)), "a final delta past the known text needs a resync")
+}
+
 func TestSessionResubscribeDropsTheOldStreamsLateFrames(t *testing.T) {
 	d := loaded(t)
 	d.Reset()
@@ -519,4 +536,35 @@ func TestTheLowestChangedSeqIsReportedOnceTaken(t *testing.T) {
 
 	require.False(t, d.Push(note(shared.NotifySessionMessageDeleted, 3, map[string]any{"id": "a", "message_id": "a"})))
 	assert.EqualValues(t, 1, d.TakeLowestChanged(), "a deletion counts at the deleted message's seq")
+}
+
+func TestSessionToolOutputDeltaCompletesEachPart(t *testing.T) {
+	tool := func(status shared.MessageState, at int, parts ...shared.ToolContent) shared.Message {
+		m := msg("t", 1, "Run", status, at)
+		m.Type = shared.MessageToolCall
+		m.Metadata = &shared.MessageMetadata{Content: parts}
+		return m
+	}
+	from := func(n int) *int { return &n }
+	d := loaded(t, tool(shared.MessageStreaming, 0,
+		shared.ToolContent{Type: shared.ToolContentText, Body: "a\n"},
+		shared.ToolContent{Type: shared.ToolContentDiff, Body: "@@ -0,0 +1,1 @@\n+x\n"}))
+	d.Push(updated(0, tool(shared.MessageStreaming, 1,
+		shared.ToolContent{Type: shared.ToolContentText, Body: "b\n", AppendFrom: from(2), Size: 4},
+		shared.ToolContent{Type: shared.ToolContentDiff, Body: "@@ -0,0 +1,1 @@\n+y\n"})))
+	d.Flush()
+	m, _ := d.Message("t")
+	require.Len(t, m.Metadata.Content, 2)
+	assert.Equal(t, "a\nb\n", m.Metadata.Content[0].Body)
+	assert.Nil(t, m.Metadata.Content[0].AppendFrom)
+	assert.Equal(t, 4, m.Metadata.Content[0].Size)
+	assert.Equal(t, "@@ -0,0 +1,1 @@\n+y\n", m.Metadata.Content[1].Body, "a whole part replaces the held one")
+
+	assert.True(t, d.Push(updated(1, tool(shared.MessageComplete, 2,
+		shared.ToolContent{Type: shared.ToolContentText, Body: "c\n", AppendFrom: from(99)}))),
+		"a part delta past the held body needs a resync")
+	d = loaded(t, tool(shared.MessageStreaming, 0))
+	assert.True(t, d.Push(updated(1, tool(shared.MessageComplete, 2,
+		shared.ToolContent{Type: shared.ToolContentText, Body: "c\n", AppendFrom: from(0)}))),
+		"a delta of a part the client never had needs a resync")
 }

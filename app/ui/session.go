@@ -43,6 +43,8 @@ type sessionView struct {
 	// across them) changes nothing.
 	subscribing bool
 	joins       uint64
+	// tools holds the tool content fetched with "Show all".
+	tools *state.ToolFetches
 	// subscriptions sends the subscription changes in order: the link's
 	// one queue, shared by every pane the connection has had, so that a
 	// pane closed while another opens cannot unsubscribe after the new
@@ -94,7 +96,8 @@ type sessionView struct {
 
 // newSessionView returns the session pane of a mounted task view.
 func newSessionView(tv *taskView) *sessionView {
-	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage), planFold: state.NewPlanFold(localStorage)}
+	v := &sessionView{tv: tv, profileID: defaultProfileID, drafts: state.NewDrafts(localStorage), planFold: state.NewPlanFold(localStorage),
+		tools: state.NewToolFetches()}
 	v.subscriptions = tv.Shell.link.subscriptions
 	v.frame = app.FuncOf(func(app.Value, []app.Value) any {
 		dispatch(v.ui(), func(ctx app.Context) {

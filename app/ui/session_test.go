@@ -19,7 +19,7 @@ func openView(st shared.SessionState, msgs ...shared.Message) *sessionView {
 	s := booted(task)
 	s.route = state.Route{TaskID: "t1"}
 	tv := s.taskViewOf(task)
-	v := &sessionView{tv: tv, taskID: "t1", openID: "s1", drafts: state.NewDrafts(state.MapKV{})}
+	v := &sessionView{tv: tv, taskID: "t1", openID: "s1", drafts: state.NewDrafts(state.MapKV{}), tools: state.NewToolFetches()}
 	tv.view = v
 	v.detail = state.NewSessionDetail("s1")
 	v.detail.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1", State: st}, Messages: msgs})

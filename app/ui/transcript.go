@@ -159,7 +159,7 @@ func (b *olderMessages) Render() app.UI {
 	return app.Div().Class("transcript-older").Body(
 		app.Range(msgs).Slice(func(i int) app.UI {
 			m := msgs[i]
-			return &messageItem{Msg: m, Retry: tr.retry[m.ID], Promptable: b.Promptable, View: b.View}
+			return &messageItem{Msg: m, Retry: tr.retry[m.ID], Promptable: b.Promptable, View: b.View, ToolRev: b.View.tools.Rev(m.ID)}
 		}),
 	)
 }
@@ -236,7 +236,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 					}),
 					app.Range(live).Slice(func(i int) app.UI {
 						m := live[i]
-						return &messageItem{Msg: m, Retry: retry[m.ID], Promptable: promptable, View: v}
+						return &messageItem{Msg: m, Retry: retry[m.ID], Promptable: promptable, View: v, ToolRev: v.tools.Rev(m.ID)}
 					}),
 					v.renderOutgoing(shown),
 				),
@@ -333,6 +333,9 @@ type messageItem struct {
 	Promptable bool
 	// View is the pane, for the entry's actions; it never changes.
 	View *sessionView
+	// ToolRev changes when what a tool call shows of its fetched content
+	// does (see state.ToolFetches).
+	ToolRev uint64
 }
 
 // Render draws the entry by its type.
@@ -356,7 +359,7 @@ func (it *messageItem) Render() app.UI {
 			app.Div().Class("message-text").Text(m.Content),
 		), cutOff(m))
 	case shared.MessageToolCall:
-		return el.Body(renderTool(m))
+		return el.Body(it.renderTool())
 	case shared.MessagePermissionRequest:
 		return el.Body(it.renderPermission())
 	case shared.MessageClarificationRequest:
@@ -458,24 +461,6 @@ func reasoningLabel(m shared.Message) string {
 		return "Reasoning…"
 	}
 	return "Reasoning"
-}
-
-// renderTool draws a tool call card with its collapsible input and output.
-func renderTool(m shared.Message) app.UI {
-	meta := metadataOf(m)
-	input, output := meta.Input, meta.Output
-	return app.Div().Class("card", "tool-card").Body(
-		app.Div().Class("card-head").Body(
-			app.Span().Class("tool-title").Text(m.Content),
-			app.Span().Class("badge", "badge-"+string(m.Status)).Text(statusWords(m.Status)),
-		),
-		app.If(input != "", func() app.UI {
-			return app.Details().Class("tool-io").Body(app.Summary().Text("Input"), app.Pre().Text(input))
-		}),
-		app.If(output != "", func() app.UI {
-			return app.Details().Class("tool-io").Body(app.Summary().Text("Output"), app.Pre().Text(output))
-		}),
-	)
 }
 
 // plainError says what went wrong in plain words, with the agent's or

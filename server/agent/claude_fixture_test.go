@@ -120,7 +120,7 @@ func TestClaudeLaunchOutsideAPromptRegistersNothing(t *testing.T) {
 // new recordings (go test ./server/agent -run TestRealClaude -args
 // -record-claude).
 func TestClaudeRecordingsAreOfThePinnedAdapter(t *testing.T) {
-	for _, name := range []string{"stream", "subagent", "shell"} {
+	for _, name := range []string{"stream", "subagent", "shell", "edit"} {
 		rec, err := claudeframes.Load(name)
 		if err != nil {
 			t.Fatal(err)

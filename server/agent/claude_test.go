@@ -25,7 +25,7 @@ import (
 var recordClaude = flag.Bool("record-claude", false, "record the real Claude adapter's frames into claudeframes")
 
 // claudeScript answers Claude Code's requests for the scenario the prompt
-// names ("stream", "subagent", "shell"), and its side requests (title,
+// names ("stream", "subagent", "shell", "edit PATH"), and its side requests (title,
 // suggestions) with a short text.
 func claudeScript(req *anthropictest.Request) anthropictest.Reply {
 	last := req.LastUserText()
@@ -36,6 +36,13 @@ func claudeScript(req *anthropictest.Request) anthropictest.Reply {
 		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.Text("The child looked around.")}, Chunk: 8, Delay: 50 * time.Millisecond}
 	case strings.HasPrefix(last, "CHILD"):
 		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_child_ls", "Bash", map[string]any{"command": "ls", "description": "List files"})}}
+	case strings.HasPrefix(last, "edit ") && !req.Answered():
+		// Write a new file (a diff without old text), then edit it.
+		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_write_1", "Write",
+			map[string]any{"file_path": strings.TrimPrefix(last, "edit "), "content": "one\ntwo\nthree\n"})}}
+	case strings.HasPrefix(last, "edit ") && !req.Contains("toolu_edit_1"):
+		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_edit_1", "Edit",
+			map[string]any{"file_path": strings.TrimPrefix(last, "edit "), "old_string": "two\n", "new_string": "2\nand a half\n"})}}
 	case req.Notified():
 		return anthropictest.Say("The background work finished.")
 	case req.Answered():
@@ -288,6 +295,21 @@ func TestRealClaudeBackgroundShellIsNotRegistered(t *testing.T) {
 	}
 	if *recordClaude {
 		writeFixture(t, "shell", run.frames)
+	}
+}
+
+func TestRealClaudeEditsReportDiffs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.txt")
+	run := runClaude(t, "edit "+path, claudetest.ModeBypass, nil)
+	if run.err != nil || run.stop != agent.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", run.stop, run.err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || string(data) != "one\n2\nand a half\nthree\n" {
+		t.Fatalf("the file reads %q (%v) after the write and the edit", data, err)
+	}
+	if *recordClaude {
+		writeFixture(t, "edit", run.frames)
 	}
 }
 

@@ -104,7 +104,8 @@ const (
 )
 
 // ToolCall is a tool call or a change to one. In an update, an empty field
-// means unchanged.
+// means unchanged (for Content and Locations: nil; an empty non-nil list
+// clears them, since ACP replaces the collection an update carries).
 type ToolCall struct {
 	// ID identifies the call within the session.
 	ID string
@@ -118,14 +119,53 @@ type ToolCall struct {
 	// Input summarises the raw input as compact JSON, at most
 	// summaryLimit bytes (longer input is cut and ends in "…").
 	Input string
-	// Output joins the text of the call's content (diffs appear as
-	// "diff PATH") and summarises its raw output, at most summaryLimit
-	// bytes.
+	// Output summarises the raw output as compact JSON, at most
+	// summaryLimit bytes; what the call shows people is in Content.
 	Output string
-	// Paths lists the files the call touches.
+	// Content is what the call produced or proposes, whole (see
+	// ToolContent); the server bounds what it keeps and sends.
+	Content []ToolContent
+	// Locations are the files (and lines) the call touches.
+	Locations []ToolLocation
+	// Paths lists the files the call touches, the paths of Locations.
 	Paths []string
 	// Provenance is the `_meta.claudeCode` object when the agent sent one.
 	Provenance *Provenance
+}
+
+// The ToolContent types.
+const (
+	// ToolText is a content block: its text, or a marker for a block that
+	// is not text (see blockText). Agents send command output this way.
+	ToolText = "text"
+	// ToolDiff is a proposed or made change to a file.
+	ToolDiff = "diff"
+	// ToolTerminal is a terminal the client made for the agent; herd
+	// offers no terminal methods, so it only carries the id.
+	ToolTerminal = "terminal"
+)
+
+// ToolContent is one part of a tool call's content (ACP ToolCallContent).
+type ToolContent struct {
+	// Type is ToolText, ToolDiff or ToolTerminal.
+	Type string
+	// Text is a text part's text.
+	Text string
+	// Path is a diff's file.
+	Path string
+	// OldText is a diff's old text; nil for a new file.
+	OldText *string
+	// NewText is a diff's new text.
+	NewText string
+	// TerminalID names a terminal part's terminal.
+	TerminalID string
+}
+
+// ToolLocation is a file a tool call touches.
+type ToolLocation struct {
+	Path string
+	// Line is the 1-based line, 0 when the agent named none.
+	Line int
 }
 
 // PlanEntry is one step of an agent's plan.
@@ -172,14 +212,16 @@ func normalize(u acp.SessionUpdate, caps Capabilities) (Event, bool) {
 		c := u.ToolCall
 		return Event{Kind: EventToolCall, Tool: &ToolCall{
 			ID: string(c.ToolCallId), Title: c.Title, Kind: string(c.Kind), Status: ToolStatus(c.Status),
-			Input: summarize(c.RawInput), Output: toolOutput(c.Content, c.RawOutput),
+			Input: summarize(c.RawInput), Output: summarize(c.RawOutput),
+			Content: toolContent(c.Content, true), Locations: locations(c.Locations, true),
 			Paths: paths(c.Locations), Provenance: provenanceOf(c.Meta, caps),
 		}}, true
 	case u.ToolCallUpdate != nil && u.ToolCallUpdate.SessionUpdate == "tool_call_update":
 		c := u.ToolCallUpdate
 		t := &ToolCall{
 			ID: string(c.ToolCallId), Title: deref(c.Title),
-			Input: summarize(c.RawInput), Output: toolOutput(c.Content, c.RawOutput),
+			Input: summarize(c.RawInput), Output: summarize(c.RawOutput),
+			Content: toolContent(c.Content, c.Content != nil), Locations: locations(c.Locations, c.Locations != nil),
 			Paths: paths(c.Locations), Provenance: provenanceOf(c.Meta, caps),
 		}
 		if c.Kind != nil {
@@ -231,26 +273,40 @@ func blockText(b acp.ContentBlock) string {
 	return ""
 }
 
-// toolOutput summarises a tool call's content and raw output.
-func toolOutput(content []acp.ToolCallContent, raw any) string {
-	var out []byte
+// toolContent converts a tool call's content; present says the frame
+// carried the field, so an empty list is kept as one (it clears the
+// content) rather than read as unchanged.
+func toolContent(content []acp.ToolCallContent, present bool) []ToolContent {
+	if !present {
+		return nil
+	}
+	out := make([]ToolContent, 0, len(content))
 	for _, c := range content {
 		switch {
 		case c.Content != nil:
-			out = append(out, blockText(c.Content.Content)...)
+			out = append(out, ToolContent{Type: ToolText, Text: blockText(c.Content.Content)})
 		case c.Diff != nil:
-			out = append(out, "diff "+c.Diff.Path...)
+			out = append(out, ToolContent{Type: ToolDiff, Path: c.Diff.Path, OldText: c.Diff.OldText, NewText: c.Diff.NewText})
 		case c.Terminal != nil:
-			out = append(out, "terminal "+c.Terminal.TerminalId...)
-		default:
-			continue
+			out = append(out, ToolContent{Type: ToolTerminal, TerminalID: c.Terminal.TerminalId})
 		}
-		out = append(out, '\n')
 	}
-	if s := summarize(raw); s != "" {
-		out = append(out, s...)
+	return out
+}
+
+// locations converts a tool call's locations; present as for toolContent.
+func locations(locs []acp.ToolCallLocation, present bool) []ToolLocation {
+	if !present {
+		return nil
 	}
-	return truncate(string(out))
+	out := make([]ToolLocation, len(locs))
+	for i, l := range locs {
+		out[i] = ToolLocation{Path: l.Path}
+		if l.Line != nil {
+			out[i].Line = *l.Line
+		}
+	}
+	return out
 }
 
 // summarize renders a raw JSON value compactly within summaryLimit.

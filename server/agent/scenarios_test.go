@@ -83,7 +83,8 @@ func TestToolScenarioEmitsPlanCallUpdatesAndAnswerInOrder(t *testing.T) {
 		len(call.Paths) != 1 || filepath.Base(call.Paths[0]) != "README.md" {
 		t.Fatalf("tool call = %+v", call)
 	}
-	if result.ID != call.ID || !strings.Contains(result.Output, "42 lines") {
+	if result.ID != call.ID || len(result.Content) != 1 || result.Content[0].Type != ToolText ||
+		!strings.Contains(result.Content[0].Text, "42 lines") {
 		t.Fatalf("result = %+v", result)
 	}
 	if p := events[0].Plan; len(p) != 2 || p[0].Status != "in_progress" || p[1].Priority != "medium" {

@@ -128,7 +128,7 @@ func TestProvenanceIsAttestedOnlyByTheAdapter(t *testing.T) {
 func TestToolSummariesAreBounded(t *testing.T) {
 	long := strings.Repeat("é", summaryLimit)
 	u := acp.UpdateToolCall("t", acp.WithUpdateRawInput(map[string]any{"text": long}),
-		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(long))}))
+		acp.WithUpdateRawOutput(map[string]any{"text": long}))
 	u.ToolCallUpdate.SessionUpdate = "tool_call_update"
 	ev, ok := normalize(u, Capabilities{})
 	if !ok {

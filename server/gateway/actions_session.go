@@ -19,6 +19,8 @@ type Sessions interface {
 	ListFiles(ctx context.Context, req shared.FileListRequest) (shared.FileListResponse, error)
 	ListMessages(ctx context.Context, req shared.MessageListRequest) (shared.MessageListResponse, error)
 	GetMessage(ctx context.Context, sessionID, messageID string) (shared.Message, error)
+	// ToolContentPage returns a page of a part of a tool call's content.
+	ToolContentPage(ctx context.Context, req shared.ToolContentGetRequest) (shared.ToolContentPage, error)
 	Queue(ctx context.Context, sessionID string) ([]shared.QueuedPrompt, error)
 	RemoveQueued(ctx context.Context, sessionID, queueID string) ([]shared.QueuedPrompt, error)
 	RespondPermission(ctx context.Context, req shared.PermissionRespondRequest) (shared.Message, error)
@@ -41,7 +43,7 @@ const (
 // sessionActions lists the session actions, served when a Sessions is
 // configured.
 func (g *Gateway) sessionActions() map[string]action {
-	return map[string]action{
+	actions := map[string]action{
 		shared.ActionSessionList:          {run: handle(g.sessionList)},
 		shared.ActionSessionCreate:        {run: handle(g.sessionCreate)},
 		shared.ActionSessionSubscribe:     {run: handle(g.sessionSubscribe), ordered: true},
@@ -59,6 +61,8 @@ func (g *Gateway) sessionActions() map[string]action {
 		shared.ActionPermissionRespond:    {run: handle(g.permissionRespond)},
 		shared.ActionClarificationRespond: {run: handle(g.clarificationRespond)},
 	}
+	actions[shared.ActionMessageToolContentGet] = action{run: handle(g.toolContentGet)}
+	return actions
 }
 
 func (g *Gateway) sessionList(ctx context.Context, _ *conn, req shared.TaskRef) (any, error) {

@@ -102,6 +102,10 @@ func (c *conn) sendSession(sessionID, action string, payload json.RawMessage, ms
 			return
 		}
 		e.frame = frame
+		if e.msg != nil {
+			// The writer may send the state as a delta (see streamBook).
+			e.msg.seq = st.seq
+		}
 	}
 	key := e.key
 	res := c.out.pushSession(sessionID, e)

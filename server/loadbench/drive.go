@@ -183,8 +183,8 @@ func (t *chunkTally) observe(payload json.RawMessage, isStream map[string]bool) 
 		seen.bytes += int64(len(m.Content))
 		seen.chunks += n
 	case *m.AppendFrom > seen.bytes:
-		// A gap (a delta against bytes this client never got): count what
-		// arrived; the final state, which is whole, corrects the total.
+		// A gap (a delta against bytes this client never got, which the
+		// server does not send): count what arrived.
 		seen.bytes = *m.AppendFrom + int64(len(m.Content))
 		seen.chunks += n
 	}

@@ -59,9 +59,14 @@
 //	claude-replay NAME [MS]
 //	                   the prompt turn the real Claude adapter sent in the
 //	                   recording NAME of package claudeframes (stream,
-//	                   subagent, shell), frame for frame, pausing MS ms
+//	                   subagent, shell, edit), frame for frame, pausing MS ms
 //	                   after its human-origin usage_update (the foreground's
 //	                   yield) while the prompt stays open
+//	tool-output BYTES [STEPS]
+//	                   a command whose text output grows to BYTES (≤ 16 MiB)
+//	                   over STEPS in_progress updates, then completes
+//	tool-diff LINES    a completed edit with two diffs: a new file of LINES
+//	                   lines and a LINES-line file with every 50th line changed
 //
 // The mock offers three settings (config.go): a mode (ask, code, plan), a
 // model (mock-fast, mock-smart) and a yes/no "thinking", as ACP session

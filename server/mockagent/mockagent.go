@@ -328,6 +328,10 @@ func (t *turn) play(prompt string) error {
 			return err
 		}
 		return t.plan(n[0], time.Duration(n[1])*time.Millisecond)
+	case "tool-output":
+		return t.toolOutput(args)
+	case "tool-diff":
+		return t.toolDiff(args)
 	}
 	return acp.NewInvalidParams(map[string]any{"error": "unknown scenario " + strconv.Quote(name)})
 }

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -42,13 +41,6 @@ type streaming struct {
 	// broken says a write of the message failed for good; msg.ID is empty
 	// when even its first bytes could not be stored.
 	broken bool
-}
-
-// toolMessage is the message of one agent tool call.
-type toolMessage struct {
-	id string
-	// done says the call has reached its final status.
-	done bool
 }
 
 func newSink(r *run) *sink {
@@ -221,49 +213,6 @@ func (s *sink) barrier(ev any) {
 			s.storePlan(ev.Plan)
 		}
 	}
-}
-
-// tool stores a tool call or its update as one message per call.
-func (s *sink) tool(t *agent.ToolCall) {
-	if t == nil {
-		return
-	}
-	meta := &shared.MessageMetadata{ToolCallID: t.ID, Kind: t.Kind, Input: storable(t.Input), Output: storable(t.Output)}
-	for _, p := range t.Paths {
-		meta.Paths = append(meta.Paths, storable(p))
-	}
-	if t.Provenance != nil {
-		if raw, err := json.Marshal(t.Provenance.Meta()); err == nil {
-			meta.Provenance = raw
-		} else {
-			s.r.m.log.Error("encode tool call provenance", "session", s.r.id, "err", err)
-		}
-	}
-	status := toolStatus(t.Status)
-	title := storable(t.Title)
-	if call, ok := s.tools[t.ID]; ok {
-		u := store.MessageUpdate{Metadata: meta}
-		if t.Status != "" {
-			u.Status = &status
-		}
-		if title != "" {
-			u.Content = &title
-		}
-		msg, err := s.update("update tool call", call.id, u)
-		if err != nil {
-			return
-		}
-		call.done = toolEnded(msg.Status)
-		// A call still running is an intermediate state; its end is final.
-		s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageUpdated, msg, msg.Status == shared.MessageStreaming)
-		return
-	}
-	msg, err := s.append("store tool call", store.NewMessage{SessionID: s.r.id, Type: shared.MessageToolCall, Content: title, Status: status, Metadata: meta})
-	if err != nil {
-		return
-	}
-	s.tools[t.ID] = &toolMessage{id: msg.ID, done: toolEnded(msg.Status)}
-	s.r.m.pub.PublishSession(s.r.id, shared.NotifySessionMessageAdded, msg, false)
 }
 
 // toolEnded reports whether a tool call's message has its final status.

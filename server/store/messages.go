@@ -476,6 +476,13 @@ type MessageUpdate struct {
 	Status   *shared.MessageState
 	Content  *string
 	Metadata *shared.MessageMetadata
+	// ReplaceMetadata makes Metadata the whole metadata rather than a
+	// merge, so a field it leaves empty is cleared (a tool call whose
+	// update empties its content).
+	ReplaceMetadata bool
+	// ToolBodies, when not nil, replaces the bodies of a tool call's
+	// content parts in the same transaction (see ToolContentPage).
+	ToolBodies []string
 }
 
 // UpdateMessage applies an update to a message of a session and returns
@@ -501,8 +508,19 @@ func (s *Store) UpdateMessage(ctx context.Context, sessionID, messageID string, 
 			out.Content = *u.Content
 		}
 		var meta string
-		if out.Metadata, meta, err = mergeMetadata(out.Metadata, u.Metadata); err != nil {
+		if u.ReplaceMetadata {
+			out.Metadata = u.Metadata
+			meta, err = encodeMetadata(u.Metadata)
+		} else {
+			out.Metadata, meta, err = mergeMetadata(out.Metadata, u.Metadata)
+		}
+		if err != nil {
 			return err
+		}
+		if u.ToolBodies != nil {
+			if err := replaceToolBodies(tx, messageID, u.ToolBodies); err != nil {
+				return err
+			}
 		}
 		out.UpdatedAt = now()
 		err = tx.Model(&messageRow{}).Where("id = ?", messageID).Updates(map[string]any{
