@@ -228,7 +228,7 @@ func (v *sessionView) renderMentions() app.UI {
 			return app.Li().Class("mention-choice").Role("option").
 				Aria("selected", strconv.FormatBool(i == c.Selected)).
 				DataSet("path", files[i]).
-				OnClick(v.onPickMention(files[i])).
+				OnClick(v.onPickMention(files[i]), app.EventScope(files[i])).
 				Text(files[i])
 		}),
 	)

@@ -313,8 +313,8 @@ func (v *sessionView) renderOutgoing(shown map[string]bool) app.UI {
 					app.Span().Text(sendStatusText(s)),
 					app.If(s.Status == state.SendFailed || s.Status == state.SendUnknown, func() app.UI {
 						return app.Span().Class("outgoing-actions").Body(
-							app.Button().Class("text-button", "outgoing-retry").Type("button").OnClick(v.onRetry(s.ClientMessageID)).Text("Retry"),
-							app.Button().Class("text-button", "outgoing-discard").Type("button").OnClick(v.onDiscard(s.ClientMessageID)).Text("Discard"),
+							app.Button().Class("text-button", "outgoing-retry").Type("button").OnClick(v.onRetry(s.ClientMessageID), app.EventScope(s.ClientMessageID)).Text("Retry"),
+							app.Button().Class("text-button", "outgoing-discard").Type("button").OnClick(v.onDiscard(s.ClientMessageID), app.EventScope(s.ClientMessageID)).Text("Discard"),
 						)
 					}),
 				),

@@ -41,7 +41,7 @@ func (v *sessionView) renderConfigControl(c state.ConfigControl) app.UI {
 	if o.Type == shared.ConfigBoolean {
 		return app.Label().Class("config-control", "config-boolean").DataSet("option", o.ID).Title(o.Description).Body(
 			app.Input().ID(id).Type("checkbox").Role("switch").Checked(c.Value == "true").Disabled(c.Busy).
-				OnChange(v.onConfigToggle(o.ID)),
+				OnChange(v.onConfigToggle(o.ID), app.EventScope(o.ID)),
 			label,
 		)
 	}
@@ -49,7 +49,7 @@ func (v *sessionView) renderConfigControl(c state.ConfigControl) app.UI {
 	return app.Label().Class("config-control").DataSet("option", o.ID).DataSet("category", o.Category).Title(o.Description).Body(
 		label,
 		app.Select().ID(id).Class("config-select").Disabled(c.Busy).Aria("busy", c.Busy).
-			OnChange(v.onConfigSelect(o.ID)).
+			OnChange(v.onConfigSelect(o.ID), app.EventScope(o.ID)).
 			Body(app.Range(choices).Slice(func(i int) app.UI {
 				ch := choices[i]
 				return app.Option().Value(ch.Value).Selected(ch.Value == c.Value).Title(ch.Description).Text(ch.Name)

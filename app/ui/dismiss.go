@@ -47,7 +47,7 @@ func (tv *taskView) renderErrorBanner(taskID string, e shared.ActiveError) app.U
 				return app.P().Class("error-banner-failure").Text("Could not dismiss: " + r.err)
 			}),
 		),
-		busyButton(idErrorDismiss, "Dismiss", "Dismissing…", r.busy).OnClick(tv.onDismissError(taskID, e.Stamp)),
+		busyButton(idErrorDismiss, "Dismiss", "Dismissing…", r.busy).OnClick(tv.onDismissError(taskID, e.Stamp), app.EventScope(taskID, e.Stamp)),
 	)
 }
 

@@ -60,7 +60,7 @@ func (v *sessionView) renderOpenRequests(open []shared.Message) app.UI {
 					DataSet("kind", o.Kind).
 					Type("button").
 					DataSet("option-id", o.OptionID).
-					OnClick(v.onPermission(m.PendingID, o.OptionID)).
+					OnClick(v.onPermission(m.PendingID, o.OptionID), app.EventScope(m.PendingID, o.OptionID)).
 					Text(state.OptionLabel(o))
 			}),
 		),

@@ -36,7 +36,7 @@ func (v *sessionView) renderPlan(msgs []shared.Message, sess shared.Session) app
 		Body(
 			app.Button().ID("plan-toggle").Class("plan-toggle").Type("button").
 				Aria("expanded", !folded).Aria("controls", "plan-steps").
-				OnClick(v.onPlanFold(!folded)).
+				OnClick(v.onPlanFold(!folded), app.EventScope(!folded)).
 				Body(
 					app.Span().Class("plan-caret").Aria("hidden", true).Text(caret(folded)),
 					app.Span().Class("plan-count").Text(p.Label()),

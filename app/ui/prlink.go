@@ -68,7 +68,7 @@ func (tv *taskView) renderPRLink(t shared.Task) app.UI {
 				prAnchor(t.PullRequestURL),
 				busyButton(idTaskPRUnlink, "Unlink", "Unlinking…", p.busy).Class("task-pr-button").
 					Aria("label", "Remove the pull request link").
-					OnClick(tv.onUnlinkPR(t.ID)),
+					OnClick(tv.onUnlinkPR(t.ID), app.EventScope(t.ID)),
 			),
 			failure,
 		)
@@ -82,13 +82,13 @@ func (tv *taskView) renderPRLink(t shared.Task) app.UI {
 		Spellcheck(false).
 		Attr("autocapitalize", "off").
 		Value(p.input).
-		OnInput(tv.onPRInput(t.ID))
+		OnInput(tv.onPRInput(t.ID), app.EventScope(t.ID))
 	if p.err != "" {
 		input = input.Aria("describedby", idTaskPRError).Aria("invalid", "true")
 	}
 	// noValidate: the server's message says what a pull request link is;
 	// the browser's own bubble for type=url would not.
-	return app.Form().Class("task-pr", "task-pr-form").NoValidate(true).OnSubmit(tv.onLinkPR(t.ID)).Body(
+	return app.Form().Class("task-pr", "task-pr-form").NoValidate(true).OnSubmit(tv.onLinkPR(t.ID), app.EventScope(t.ID)).Body(
 		app.Label().Class("task-pr-label").For(idTaskPRURL).Text("Pull request URL"),
 		app.Div().Class("task-pr-row").Body(
 			input,

@@ -257,7 +257,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 								return app.Li().Class("queue-item").DataSet("queue-id", q.ID).Body(
 									app.Span().Class("queue-text").Text(q.Content),
 									app.Button().Class("text-button", "queue-remove").Type("button").Aria("label", "Remove from queue").
-										OnClick(v.onQueueRemove(q.ID)).Text("Remove"),
+										OnClick(v.onQueueRemove(q.ID), app.EventScope(q.ID)).Text("Remove"),
 								)
 							}),
 						),
