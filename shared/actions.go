@@ -52,4 +52,6 @@ const (
 	NotifySessionTurnSettled     = "session.turn.settled"
 	NotifySessionQueueChanged    = "session.queue.changed"
 	NotifySessionGitUpdated      = "session.git.updated"
+	NotifySessionInfoUpdated     = "session.info.updated"
+	NotifySessionCommandsUpdated = "session.commands.updated"
 )

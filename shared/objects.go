@@ -132,9 +132,17 @@ type Session struct {
 	// session/load, or refused them) and opened a fresh session, which
 	// remembers none of the earlier turns: it says why. Absent when the
 	// context was restored or there was none to restore.
-	ContextLost string    `json:"context_lost,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ContextLost string `json:"context_lost,omitempty"`
+	// Title is the title the agent gave the session (ACP
+	// session_info_update): valid UTF-8 without control characters, white
+	// space collapsed, at most MaxSessionTitleBytes. Empty until the agent
+	// names it; clients then show what they showed before.
+	Title string `json:"title,omitempty"`
+	// Usage is the session's latest context usage and cumulative cost;
+	// absent until the agent reports usage.
+	Usage     *SessionUsage `json:"usage,omitempty"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
 }
 
 // MessageType classifies a transcript message.
