@@ -36,6 +36,11 @@
 //	                   subagent, shell), frame for frame, pausing MS ms
 //	                   after its human-origin usage_update (the foreground's
 //	                   yield) while the prompt stays open
+//	facts [USED SIZE [COST [CURRENCY]]]
+//	                   three slash commands (two with input hints), usage
+//	                   without cost, the answer "facts reported", usage with
+//	                   the cumulative COST (default 84000 of 200000 tokens,
+//	                   0.42 USD) and the title "Facts from the mock agent"
 //
 // A turn stops at session/cancel and ends with stop reason cancelled, as it
 // does when the client withdraws a permission or clarification request;

@@ -299,6 +299,8 @@ func (t *turn) play(prompt string) error {
 		return t.backgroundWork(args, true)
 	case "claude-replay":
 		return t.claudeReplay(args)
+	case "facts":
+		return t.facts(args)
 	}
 	return acp.NewInvalidParams(map[string]any{"error": "unknown scenario " + strconv.Quote(name)})
 }
