@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/herd-dev/herd/shared"
 )
@@ -161,4 +163,36 @@ func TestCleanTitle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCleanAgentFacts feeds arbitrary agent text to the cleaners: what
+// comes out is always valid UTF-8 within its bound, with no control or
+// format characters, and cleaning it again changes nothing.
+func FuzzCleanAgentFacts(f *testing.F) {
+	for _, seed := range []string{"", "compact", "a b", "/x", "\x00\x1b[2J", "\u202eevil", strings.Repeat("字", 100), "\xff\xfe"} {
+		f.Add(seed, seed)
+	}
+	f.Fuzz(func(t *testing.T, name, text string) {
+		title := CleanTitle(text)
+		if len(title) > shared.MaxSessionTitleBytes || !utf8.ValidString(title) || strings.IndexFunc(title, unwanted) >= 0 {
+			t.Fatalf("CleanTitle(%q) = %q", text, title)
+		}
+		if CleanTitle(title) != title {
+			t.Fatalf("CleanTitle is not idempotent on %q", title)
+		}
+		cmds := CleanCommands([]shared.SlashCommand{{Name: name, Description: text, Hint: text}})
+		for _, c := range cmds {
+			if c.Name != name || !commandName(c.Name) || len(c.Description) > shared.MaxCommandDescriptionBytes ||
+				len(c.Hint) > shared.MaxCommandHintBytes || strings.IndexFunc(c.Description+c.Hint, unwanted) >= 0 ||
+				!utf8.ValidString(c.Description+c.Hint) {
+				t.Fatalf("CleanCommands kept %+v from name %q, text %q", c, name, text)
+			}
+		}
+	})
+}
+
+// unwanted reports characters no cleaned fact holds: controls, format
+// characters and white space other than a plain space.
+func unwanted(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) && r != ' '
 }
