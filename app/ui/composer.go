@@ -43,12 +43,14 @@ func (v *sessionView) renderComposer(open []shared.Message) app.UI {
 	}
 	return form.Body(
 		app.Label().For(idComposerInput).Class("visually-hidden").Text(composerLabel(answering)),
-		app.Textarea().
+		v.renderCompletion(),
+		v.comboboxOf(app.Textarea().
 			ID(idComposerInput).
 			Class("composer-input").
 			Rows(2).
 			Placeholder(placeholderFor(st, open, answering, v.tv.Phone)).
-			OnInput(v.onInput),
+			OnInput(v.onInput)),
+		v.renderCommandHint(),
 		send,
 		app.If(question.ID != "", func() app.UI {
 			text := "Send as a new prompt instead"
@@ -104,6 +106,7 @@ func placeholderFor(st shared.SessionState, open []shared.Message, answering, ph
 func (v *sessionView) onInput(ctx app.Context, _ app.Event) {
 	v.input = ctx.JSSrc().Get("value").String()
 	v.drafts.Set(v.taskID, v.input)
+	v.updateCompletion(ctx.JSSrc())
 }
 
 // onComposerMode switches between answering the open question and sending
@@ -123,6 +126,13 @@ func (v *sessionView) listenForEnter() {
 			return nil
 		}
 		e := args[0]
+		if key := e.Get("key").String(); v.completion.Open() && completionTakes(key) && !e.Get("isComposing").Bool() &&
+			e.Get("target").Get("id").String() == idComposerInput {
+			// The open command list takes its keys on a phone too.
+			e.Call("preventDefault")
+			dispatch(v.ui(), func(app.Context) { v.completionKey(key) })
+			return nil
+		}
 		if v.tv.Phone || e.Get("key").String() != "Enter" || e.Get("shiftKey").Bool() || e.Get("isComposing").Bool() ||
 			e.Get("target").Get("id").String() != idComposerInput {
 			// A phone's keyboard has no Shift+Enter: there Enter breaks

@@ -56,6 +56,8 @@ type sessionView struct {
 	// input is the composer's text; drafts keeps it per task.
 	input  string
 	drafts state.Drafts
+	// completion is the slash command list of the composer.
+	completion state.Completion
 	// asPrompt sends the composer's text as a new prompt while a question
 	// is open, instead of as its answer.
 	asPrompt bool
