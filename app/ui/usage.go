@@ -37,7 +37,7 @@ func renderSessionFacts(sess shared.Session) app.UI {
 			)
 		}),
 		app.If(!cost.Empty(), func() app.UI {
-			return namedSpan("Session "+state.CostLabel(cost)).ID("session-cost").Class("session-cost").Text(cost.String())
+			return namedSpan("Session " + state.CostLabel(cost)).ID("session-cost").Class("session-cost").Text(cost.String())
 		}),
 	)
 }
@@ -49,10 +49,10 @@ func rowCost(c state.Costs) app.UI {
 	if c.Mixed() {
 		cls = "row-cost row-cost-mixed"
 	}
-	return namedSpan("Task "+state.CostLabel(c)).Class(cls).Text(c.String())
+	return namedSpan("Task " + state.CostLabel(c)).Class(cls).Text(c.String())
 }
 
 // workspaceCost shows the total cost of the tasks the switcher lists.
 func workspaceCost(c state.Costs) app.UI {
-	return namedSpan("Total "+state.CostLabel(c)+" for the tasks listed").ID("workspace-cost").Class("workspace-cost").Text(c.String())
+	return namedSpan("Total " + state.CostLabel(c) + " for the tasks listed").ID("workspace-cost").Class("workspace-cost").Text(c.String())
 }
