@@ -3,6 +3,7 @@ package state
 import (
 	"strings"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/herd-dev/herd/shared"
 )
@@ -150,4 +151,16 @@ func CommandHint(text string, cmds []shared.SlashCommand) (name, hint string) {
 		}
 	}
 	return "", ""
+}
+
+// ByteOffset converts a browser's caret position, counted in UTF-16 code
+// units, into a byte offset into text; a position past the end is the end.
+func ByteOffset(text string, units int) int {
+	for i, r := range text {
+		if units <= 0 {
+			return i
+		}
+		units -= utf16.RuneLen(r)
+	}
+	return len(text)
 }

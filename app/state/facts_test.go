@@ -197,3 +197,11 @@ func TestSessionDetailAppliesFacts(t *testing.T) {
 	assert.False(t, d.Push(note(shared.NotifySessionInfoUpdated, 1, shared.SessionInfoEvent{SessionID: "other", Title: "x"})))
 	assert.Equal(t, "Named", d.Session().Title, "another session's facts are ignored")
 }
+
+func TestByteOffsetOfACaret(t *testing.T) {
+	assert.Equal(t, 0, ByteOffset("/é😀x", 0))
+	assert.Equal(t, 1, ByteOffset("/é😀x", 1))
+	assert.Equal(t, 3, ByteOffset("/é😀x", 2), "é is one unit, two bytes")
+	assert.Equal(t, 7, ByteOffset("/é😀x", 4), "😀 is two units, four bytes")
+	assert.Equal(t, 8, ByteOffset("/é😀x", 99))
+}

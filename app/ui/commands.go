@@ -80,14 +80,23 @@ func (v *sessionView) updateCompletion(box app.Value) {
 	if v.detail == nil {
 		return
 	}
-	// The caret is a UTF-16 offset; the state works in bytes of UTF-8.
-	before := box.Get("value").Call("slice", 0, box.Get("selectionStart")).String()
-	v.completion.Update(v.input, len(before), v.detail.Commands())
+	caret := state.ByteOffset(v.input, box.Get("selectionStart").Int())
+	v.completion.Update(v.input, caret, v.detail.Commands())
 }
 
-// completionKey handles a key the completion takes while it is open; see
-// listenForEnter, which keeps the key from the prompt box.
-func (v *sessionView) completionKey(key string) {
+// onComposerKey gives the open completion the keys it takes: ↓ and ↑
+// move, Escape closes, Enter and Tab pick. The browser was seen to run it
+// inside the keydown event, before listenForEnter's listener on the
+// document, so it keeps the key from the box itself and tells that
+// listener (keyTaken), which would otherwise take a picking Enter for a
+// send; should it run later, the listener has kept the key already.
+func (v *sessionView) onComposerKey(_ app.Context, e app.Event) {
+	key := e.Get("key").String()
+	if !v.completion.Open() || !completionTakes(key) || e.Get("isComposing").Bool() {
+		return
+	}
+	e.PreventDefault()
+	v.keyTaken = true
 	switch key {
 	case "ArrowDown":
 		v.completion.Move(1)
@@ -129,7 +138,8 @@ func (v *sessionView) pickCommand(i int) {
 	if el := app.Window().GetElementByID(idComposerInput); el.Truthy() {
 		el.Set("value", text)
 		el.Call("focus")
-		n := el.Get("value").Get("length")
+		// A JavaScript value cannot be passed back as an argument.
+		n := el.Get("value").Get("length").Int()
 		el.Call("setSelectionRange", n, n)
 	}
 }

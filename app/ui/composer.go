@@ -49,7 +49,8 @@ func (v *sessionView) renderComposer(open []shared.Message) app.UI {
 			Class("composer-input").
 			Rows(2).
 			Placeholder(placeholderFor(st, open, answering, v.tv.Phone)).
-			OnInput(v.onInput)),
+			OnInput(v.onInput).
+			OnKeyDown(v.onComposerKey)),
 		v.renderCommandHint(),
 		send,
 		app.If(question.ID != "", func() app.UI {
@@ -126,11 +127,13 @@ func (v *sessionView) listenForEnter() {
 			return nil
 		}
 		e := args[0]
-		if key := e.Get("key").String(); v.completion.Open() && completionTakes(key) && !e.Get("isComposing").Bool() &&
+		if v.keyTaken || v.completion.Open() && completionTakes(e.Get("key").String()) && !e.Get("isComposing").Bool() &&
 			e.Get("target").Get("id").String() == idComposerInput {
-			// The open command list takes its keys on a phone too.
+			// The open command list took the key (onComposerKey), or
+			// takes it once its handler runs: it is not the box's, on a
+			// phone either.
+			v.keyTaken = false
 			e.Call("preventDefault")
-			dispatch(v.ui(), func(app.Context) { v.completionKey(key) })
 			return nil
 		}
 		if v.tv.Phone || e.Get("key").String() != "Enter" || e.Get("shiftKey").Bool() || e.Get("isComposing").Bool() ||

@@ -56,8 +56,10 @@ type sessionView struct {
 	// input is the composer's text; drafts keeps it per task.
 	input  string
 	drafts state.Drafts
-	// completion is the slash command list of the composer.
+	// completion is the slash command list of the composer; keyTaken is
+	// set while a key it took is still on its way to listenForEnter.
 	completion state.Completion
+	keyTaken   bool
 	// asPrompt sends the composer's text as a new prompt while a question
 	// is open, instead of as its answer.
 	asPrompt bool
