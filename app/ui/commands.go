@@ -121,13 +121,17 @@ func completionTakes(key string) bool {
 	return false
 }
 
-// onPickCommand is a tap or click on option i.
+// onPickCommand is a tap or click on option i. It goes through the
+// shell's context: the option leaves the page as it is picked, and go-app
+// drops an update whose source element is gone.
 func (v *sessionView) onPickCommand(i int) app.EventHandler {
-	return func(app.Context, app.Event) { v.pickCommand(i) }
+	return func(app.Context, app.Event) {
+		dispatch(v.ui(), func(app.Context) { v.pickCommand(i) })
+	}
 }
 
-// pickCommand puts "/name " in the prompt box, keeps the draft, and puts
-// the caret at the end with the focus in the box.
+// pickCommand puts "/name " in the prompt box and keeps the draft; setting
+// the box's value leaves the caret at its end.
 func (v *sessionView) pickCommand(i int) {
 	text, ok := v.completion.Pick(i)
 	if !ok {
@@ -137,9 +141,5 @@ func (v *sessionView) pickCommand(i int) {
 	v.drafts.Set(v.taskID, text)
 	if el := app.Window().GetElementByID(idComposerInput); el.Truthy() {
 		el.Set("value", text)
-		el.Call("focus")
-		// A JavaScript value cannot be passed back as an argument.
-		n := el.Get("value").Get("length").Int()
-		el.Call("setSelectionRange", n, n)
 	}
 }
