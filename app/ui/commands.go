@@ -121,13 +121,9 @@ func completionTakes(key string) bool {
 	return false
 }
 
-// onPickCommand is a tap or click on option i. It goes through the
-// shell's context: the option leaves the page as it is picked, and go-app
-// drops an update whose source element is gone.
+// onPickCommand is a tap or click on option i.
 func (v *sessionView) onPickCommand(i int) app.EventHandler {
-	return func(app.Context, app.Event) {
-		dispatch(v.ui(), func(app.Context) { v.pickCommand(i) })
-	}
+	return func(app.Context, app.Event) { v.pickCommand(i) }
 }
 
 // pickCommand puts "/name " in the prompt box and keeps the draft; setting
