@@ -55,4 +55,6 @@ const (
 	NotifySessionQueueChanged    = "session.queue.changed"
 	NotifySessionGitUpdated      = "session.git.updated"
 	NotifySessionConfigUpdated   = "session.config.updated"
+	NotifySessionInfoUpdated     = "session.info.updated"
+	NotifySessionCommandsUpdated = "session.commands.updated"
 )

@@ -158,3 +158,55 @@ func compact(tb testing.TB, raw json.RawMessage) []byte {
 	}
 	return buf.Bytes()
 }
+
+// FuzzDecodeSessionFacts checks the client's decoding of the session fact
+// notifications (session.info.updated, session.commands.updated) and of a
+// task summary's cost: never a panic, every failure bad_request, and what
+// decodes re-encodes to the same value.
+func FuzzDecodeSessionFacts(f *testing.F) {
+	for _, seed := range []string{
+		`{"session_id":"s","task_id":"t","title":"Fix login","usage":{"used":84000,"size":200000,"cost":{"amount":0.42,"currency":"USD"}}}`,
+		`{"session_id":"s","usage":{"used":1,"size":0}}`,
+		`{"session_id":"s","usage":{"used":"1"}}`,
+		`{"session_id":"s","usage":{"cost":{"amount":1e400}}}`,
+		`{"session_id":"s","commands":[{"name":"debug","description":"Debug","hint":"[issue]"},{"name":"compact"}]}`,
+		`{"session_id":"s","commands":null}`,
+		`{"session_id":"s","commands":[{"name":7}]}`,
+		`{"revision":3,"cost":[{"amount":0.5,"currency":"EUR"},{"amount":1,"currency":"USD"}]}`,
+		`{"cost":{"amount":1}}`,
+		`{"title":"\ud800"}`,
+		`null`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		roundTrip(t, raw, shared.DecodePayload[shared.SessionInfoEvent])
+		roundTrip(t, raw, shared.DecodePayload[shared.SessionCommandsEvent])
+		roundTrip(t, raw, shared.DecodePayload[shared.TaskStatusSummary])
+	})
+}
+
+// roundTrip decodes raw with decode and checks the contract of
+// FuzzDecodeSessionFacts.
+func roundTrip[T any](t *testing.T, raw []byte, decode func(json.RawMessage) (T, error)) {
+	t.Helper()
+	v, err := decode(raw)
+	if err != nil {
+		var e *shared.Error
+		if !errors.As(err, &e) || e.Code != shared.CodeBadRequest || e.Message == "" {
+			t.Fatalf("decode %q: error %#v, want bad_request with a message", raw, err)
+		}
+		return
+	}
+	again, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("re-encode %+v: %v", v, err)
+	}
+	v2, err := decode(again)
+	if err != nil {
+		t.Fatalf("decode of re-encoded %q: %v", again, err)
+	}
+	if third, _ := json.Marshal(v2); !bytes.Equal(third, again) {
+		t.Fatalf("round trip changed %q into %q", again, third)
+	}
+}

@@ -133,6 +133,14 @@ type Session struct {
 	// remembers none of the earlier turns: it says why. Absent when the
 	// context was restored or there was none to restore.
 	ContextLost string `json:"context_lost,omitempty"`
+	// Title is the title the agent gave the session (ACP
+	// session_info_update): valid UTF-8 without control characters, white
+	// space collapsed, at most MaxSessionTitleBytes. Empty until the agent
+	// names it; clients then show what they showed before.
+	Title string `json:"title,omitempty"`
+	// Usage is the session's latest context usage and cumulative cost;
+	// absent until the agent reports usage.
+	Usage *SessionUsage `json:"usage,omitempty"`
 	// Config is what the agent lets a person choose for the session (its
 	// model, mode and other options) with their current values, as the
 	// agent last reported them; absent until the agent has reported any.

@@ -214,6 +214,11 @@ type SessionSnapshot struct {
 	// Git holds the latest observation of each of the task's repositories;
 	// never null.
 	Git []RepositoryGit `json:"git"`
+	// Commands are the slash commands the agent last offered; never null.
+	// They travel here and in session.commands.updated rather than in
+	// Session, which session.list and state events carry, because a real
+	// agent's list runs to several kilobytes.
+	Commands []SlashCommand `json:"commands"`
 }
 
 // SessionGitEvent is the payload of session.git.updated: the latest

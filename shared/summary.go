@@ -67,6 +67,13 @@ type TaskStatusSummary struct {
 	// from message text, and it changes only when a message is final
 	// (never while one streams). Absent when there is nothing to show.
 	Preview string `json:"preview,omitempty"`
+	// Cost sums the cumulative cost of the task's sessions, one entry per
+	// currency in currency order; more than one entry means the sessions
+	// were charged in mixed currencies, which are never added together.
+	// At most MaxSummaryCurrencies entries (further currencies are left
+	// out); absent while no session has reported a cost. It changes only
+	// when a session's cost does, never with context usage alone.
+	Cost []Cost `json:"cost,omitempty"`
 }
 
 // MaxPreviewBytes bounds TaskStatusSummary.Preview, "…" included.

@@ -141,6 +141,8 @@ type Row struct {
 	// Preview is the summary's one line of what the task is at (bounded by
 	// the server; empty when it has none).
 	Preview string
+	// Cost is the task's cost from its summary; empty when none.
+	Cost Costs
 }
 
 // RowOf derives a task's row from the task and its status summary; the
@@ -173,6 +175,7 @@ func RowOf(t shared.Task) Row {
 	}
 	r.Queued = max(sum.QueuedPromptCount, 0)
 	r.Preview = sum.Preview
+	r.Cost = CostsOf(sum.Cost)
 	return r
 }
 

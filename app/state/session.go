@@ -37,6 +37,8 @@ type SessionDetail struct {
 	// git holds the latest observation of each task repository, as the
 	// snapshot or the newest session.git.updated carried it.
 	git []shared.RepositoryGit
+	// commands are the agent's slash commands (see facts.go).
+	commands []shared.SlashCommand
 	// msgs holds the transcript by message id; order is the ids by seq.
 	msgs  map[string]shared.Message
 	order []string
@@ -157,16 +159,16 @@ func (d *SessionDetail) Earlier(msgs []shared.Message, hasMore bool) {
 	d.earlier = hasMore
 }
 
-// Reset forgets everything but the session record and the git
-// observations and starts buffering for the next snapshot, as after a
+// Reset forgets everything but the session record, the git observations
+// and the slash commands and starts buffering for the next snapshot, as after a
 // reconnect or a resync. Both stay so the view keeps showing the last known
 // state until the snapshot replaces them; the record's StateRevision also
 // still gates what follows: the server persists revisions, and they keep
 // rising across reconnects and restarts.
 func (d *SessionDetail) Reset() {
-	held, git := d.session, d.git
+	held, git, commands := d.session, d.git, d.commands
 	*d = *NewSessionDetail(d.id)
-	d.session, d.git = held, git
+	d.session, d.git, d.commands = held, git, commands
 }
 
 // SetSession records the session from a session.list, session.create or
@@ -214,6 +216,7 @@ func (d *SessionDetail) Load(snap shared.SessionSnapshot) {
 	}
 	d.setQueue(snap.Queue)
 	d.git = slices.Clone(snap.Git)
+	d.commands = slices.Clone(snap.Commands)
 	d.loaded = true
 	d.earlier = d.OldestSeq() > 1
 	for _, env := range currentStream(early) {
@@ -372,6 +375,8 @@ func (d *SessionDetail) apply(env shared.Envelope) {
 		if ev, ok := decode[shared.SessionGitEvent](env.Payload); ok {
 			d.git = ev.Repositories
 		}
+	case shared.NotifySessionInfoUpdated, shared.NotifySessionCommandsUpdated:
+		d.applyFacts(env)
 	}
 }
 

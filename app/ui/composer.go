@@ -46,12 +46,15 @@ func (v *sessionView) renderComposer(open []shared.Message) app.UI {
 		app.Div().Class("composer-mentions").Body(v.renderMentions()),
 		v.renderAttachments(),
 		app.Label().For(idComposerInput).Class("visually-hidden").Text(composerLabel(answering)),
-		app.Textarea().
+		v.renderCompletion(),
+		v.comboboxOf(app.Textarea().
 			ID(idComposerInput).
 			Class("composer-input").
 			Rows(2).
 			Placeholder(placeholderFor(st, open, answering, v.tv.Phone)).
-			OnInput(v.onInput),
+			OnInput(v.onInput).
+			OnKeyDown(v.onComposerKey)),
+		v.renderCommandHint(),
 		send,
 		app.If(question.ID != "", func() app.UI {
 			text := "Send as a new prompt instead"
@@ -108,6 +111,7 @@ func (v *sessionView) onInput(ctx app.Context, _ app.Event) {
 	v.input = ctx.JSSrc().Get("value").String()
 	v.drafts.Set(v.taskID, v.input)
 	v.readMention(ctx.JSSrc())
+	v.updateCompletion(ctx.JSSrc())
 }
 
 // onComposerMode switches between answering the open question and sending
@@ -131,6 +135,15 @@ func (v *sessionView) listenForEnter() {
 			// An open @ completion takes the keys that move through it.
 			e.Call("preventDefault")
 			dispatch(v.ui(), func(app.Context) { v.mentionKey(key) })
+			return nil
+		}
+		if v.keyTaken || v.completion.Open() && completionTakes(e.Get("key").String()) && !e.Get("isComposing").Bool() &&
+			e.Get("target").Get("id").String() == idComposerInput {
+			// The open command list took the key (onComposerKey), or
+			// takes it once its handler runs: it is not the box's, on a
+			// phone either.
+			v.keyTaken = false
+			e.Call("preventDefault")
 			return nil
 		}
 		if v.tv.Phone || e.Get("key").String() != "Enter" || e.Get("shiftKey").Bool() || e.Get("isComposing").Bool() ||

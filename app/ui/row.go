@@ -59,7 +59,7 @@ func (r *taskRow) Render() app.UI {
 					// Agent text: only ever a text node.
 					return app.Span().Class("row-preview").Text(row.Preview)
 				}),
-				app.If(row.HasGit || row.HasPR || row.Queued > 0, func() app.UI {
+				app.If(row.HasGit || row.HasPR || row.Queued > 0 || !row.Cost.Empty(), func() app.UI {
 					return app.Span().Class("row-meta").Body(
 						app.If(row.HasGit, func() app.UI {
 							return gitTotals(row.Additions, row.Deletions, row.ChangedFiles)
@@ -67,6 +67,7 @@ func (r *taskRow) Render() app.UI {
 						app.If(row.NoBase, noBaseMark),
 						app.If(row.HasPR, func() app.UI { return prBadge(row) }),
 						app.If(row.Queued > 0, func() app.UI { return queuedCount(row.Queued) }),
+						app.If(!row.Cost.Empty(), func() app.UI { return rowCost(row.Cost) }),
 					)
 				}),
 			),

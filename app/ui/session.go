@@ -62,6 +62,10 @@ type sessionView struct {
 	planFold state.PlanFold
 	// content is what the next prompt carries beside its text.
 	content composerContent
+	// completion is the slash command list of the composer; keyTaken is
+	// set while a key it took is still on its way to listenForEnter.
+	completion state.Completion
+	keyTaken   bool
 	// asPrompt sends the composer's text as a new prompt while a question
 	// is open, instead of as its answer.
 	asPrompt bool

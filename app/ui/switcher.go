@@ -29,6 +29,9 @@ func (s *shell) renderSwitcher(inSheet bool) app.UI {
 				app.If(s.ready, func() app.UI {
 					return app.Span().Class("count").Text(strconv.Itoa(len(rows)))
 				}),
+				app.If(s.ready && !state.WorkspaceCost(rows).Empty(), func() app.UI {
+					return workspaceCost(state.WorkspaceCost(rows))
+				}),
 			),
 			app.Button().
 				ID("new-task-open").

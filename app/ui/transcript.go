@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -32,7 +31,7 @@ func (v *sessionView) renderSessionPane() app.UI {
 						b := app.A().Class("session-tab").
 							Href(state.Route{TaskID: v.taskID, SessionID: s.ID}.Path()).
 							DataSet("session-id", s.ID).
-							Text(fmt.Sprintf("Session %d · %s", i+1, v.tabLabel(s)))
+							Text(state.TabTitle(i, v.tabSession(s), v.tabLabel(s)))
 						if s.ID == v.openID {
 							b = b.Aria("current", "page")
 						}
@@ -173,6 +172,15 @@ func (v *sessionView) tabLabel(s shared.Session) string {
 	return state.SessionIndicator(s).Label()
 }
 
+// tabSession is the copy of a listed session its tab shows: the open
+// session's from its detail, which session.info.updated keeps current.
+func (v *sessionView) tabSession(s shared.Session) shared.Session {
+	if s.ID == v.openID && v.detail != nil {
+		return v.detail.Session()
+	}
+	return s
+}
+
 // renderOpenSession draws the open session: its header, the transcript in
 // a scroll area of its own, and docked below it the requests the agent
 // waits on, the queue and the composer.
@@ -204,6 +212,7 @@ func (v *sessionView) renderOpenSession() app.UI {
 		Body(
 			app.Div().Class("session-head").Body(
 				renderSessionState(sess, open),
+				renderSessionFacts(sess),
 				v.renderConfig(sess),
 				app.If(sess.State == shared.SessionRunning, func() app.UI {
 					return app.Button().ID("session-cancel").Class("text-button", "danger").Type("button").OnClick(v.onCancel).Text("Cancel")

@@ -182,15 +182,28 @@ type PlanEntry struct {
 type Usage struct {
 	// Used and Size are tokens in context and the context window.
 	Used, Size int
+	// Cost is the session's cumulative cost when the update carries one
+	// (Claude's does at the end of each model cycle); nil otherwise.
+	Cost *Cost
 	// Origin is the `_meta["_claude/origin"].kind` of the model cycle the
 	// update closes ("human", "task-notification"); empty when absent. The
 	// end of the human-origin cycle is Claude's foreground-yield boundary.
 	Origin string
 }
 
+// Cost is an agent's cumulative session cost.
+type Cost struct {
+	// Amount is in Currency, an ISO 4217 code as the agent sent it.
+	Amount   float64
+	Currency string
+}
+
 // Command is a slash command an agent offers.
 type Command struct {
 	Name, Description string
+	// Hint describes the command's unstructured input; empty when it
+	// takes none.
+	Hint string
 }
 
 // summaryLimit bounds ToolCall.Input and ToolCall.Output.
@@ -239,13 +252,20 @@ func normalize(u acp.SessionUpdate, caps Capabilities) (Event, bool) {
 		return Event{Kind: EventPlan, Plan: plan}, true
 	case u.UsageUpdate != nil && u.UsageUpdate.SessionUpdate == "usage_update":
 		c := u.UsageUpdate
-		return Event{Kind: EventUsage, Usage: &Usage{Used: c.Used, Size: c.Size, Origin: originOf(c.Meta)}}, true
+		usage := &Usage{Used: c.Used, Size: c.Size, Origin: originOf(c.Meta)}
+		if c.Cost != nil {
+			usage.Cost = &Cost{Amount: c.Cost.Amount, Currency: c.Cost.Currency}
+		}
+		return Event{Kind: EventUsage, Usage: usage}, true
 	case u.CurrentModeUpdate != nil && u.CurrentModeUpdate.SessionUpdate == "current_mode_update":
 		return Event{Kind: EventMode, Mode: string(u.CurrentModeUpdate.CurrentModeId)}, true
 	case u.AvailableCommandsUpdate != nil && u.AvailableCommandsUpdate.SessionUpdate == "available_commands_update":
 		cmds := make([]Command, len(u.AvailableCommandsUpdate.AvailableCommands))
 		for i, c := range u.AvailableCommandsUpdate.AvailableCommands {
 			cmds[i] = Command{Name: c.Name, Description: c.Description}
+			if c.Input != nil && c.Input.Unstructured != nil {
+				cmds[i].Hint = c.Input.Unstructured.Hint
+			}
 		}
 		return Event{Kind: EventCommands, Commands: cmds}, true
 	case u.ConfigOptionUpdate != nil && u.ConfigOptionUpdate.SessionUpdate == "config_option_update":

@@ -67,6 +67,11 @@
 //	                   over STEPS in_progress updates, then completes
 //	tool-diff LINES    a completed edit with two diffs: a new file of LINES
 //	                   lines and a LINES-line file with every 50th line changed
+//	facts [USED SIZE [COST [CURRENCY]]]
+//	                   three slash commands (two with input hints), usage
+//	                   without cost, the answer "facts reported", usage with
+//	                   the cumulative COST (default 84000 of 200000 tokens,
+//	                   0.42 USD) and the title "Facts from the mock agent"
 //
 // The mock offers three settings (config.go): a mode (ask, code, plan), a
 // model (mock-fast, mock-smart) and a yes/no "thinking", as ACP session

@@ -332,6 +332,8 @@ func (t *turn) play(prompt string) error {
 		return t.toolOutput(args)
 	case "tool-diff":
 		return t.toolDiff(args)
+	case "facts":
+		return t.facts(args)
 	}
 	return acp.NewInvalidParams(map[string]any{"error": "unknown scenario " + strconv.Quote(name)})
 }

@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -26,6 +27,7 @@ func Derive(src store.SummarySource) shared.TaskStatusSummary {
 	out.Git = gitSummary(src.Repositories)
 	out.PullRequest = pullRequestSummary(src.PullRequests)
 	out.Preview = preview(src)
+	out.Cost = taskCost(src.Sessions)
 	return out
 }
 
@@ -221,7 +223,8 @@ func sameSummary(a, b shared.TaskStatusSummary) bool {
 		samePtr(a.Git, b.Git) &&
 		samePtr(a.PullRequest, b.PullRequest) &&
 		a.QueuedPromptCount == b.QueuedPromptCount &&
-		a.Preview == b.Preview
+		a.Preview == b.Preview &&
+		slices.Equal(a.Cost, b.Cost)
 }
 
 // samePtr compares two optional values of a comparable type.

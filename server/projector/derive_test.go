@@ -348,6 +348,7 @@ func filled() shared.TaskStatusSummary {
 		Git:               &shared.GitSummary{Additions: 1, Deletions: 2, ChangedFiles: 3, Ahead: 4, Behind: 5},
 		PullRequest:       &shared.PullRequestSummary{Count: 1, OpenCount: 1, AggregateState: shared.PRReady, Number: 1, URL: "u"},
 		QueuedPromptCount: 1, Preview: "Looking into it",
+		Cost: []shared.Cost{{Amount: 0.5, Currency: "USD"}},
 	}
 }
 
@@ -377,6 +378,8 @@ func setLeaf(v reflect.Value, path []int) string {
 			f.SetInt(f.Int() + 100)
 		case f.Kind() == reflect.Bool:
 			f.SetBool(!f.Bool())
+		case f.Kind() == reflect.Slice:
+			f.Set(reflect.Append(f, f.Index(0))) // one entry more
 		default:
 			panic("setLeaf: unhandled kind " + f.Kind().String())
 		}

@@ -191,8 +191,8 @@ func (m *Manager) List(ctx context.Context, taskID string) ([]shared.Session, er
 // older ones are paged with message.list.
 const snapshotMessages = 100
 
-// Snapshot returns a session with its newest messages, queue and
-// unanswered requests.
+// Snapshot returns a session with its newest messages, queue, unanswered
+// requests and slash commands.
 func (m *Manager) Snapshot(ctx context.Context, sessionID string) (shared.SessionSnapshot, error) {
 	session, err := m.cfg.Store.GetSession(ctx, sessionID)
 	if err != nil {
@@ -210,7 +210,11 @@ func (m *Manager) Snapshot(ctx context.Context, sessionID string) (shared.Sessio
 	if err != nil {
 		return shared.SessionSnapshot{}, err
 	}
-	return shared.SessionSnapshot{Session: session, Messages: msgs, Queue: queue, Pending: pending}, nil
+	commands, err := m.cfg.Store.SessionCommands(ctx, sessionID)
+	if err != nil {
+		return shared.SessionSnapshot{}, err
+	}
+	return shared.SessionSnapshot{Session: session, Messages: msgs, Queue: queue, Pending: pending, Commands: commands}, nil
 }
 
 // ListMessages pages a session's transcript.

@@ -269,6 +269,9 @@ func (r *run) OnEvent(ev agent.Event) {
 	if f, ok := frameOf(ev); ok {
 		r.m.tr.Frame(texec, f)
 	}
+	// A cycle's usage is kept before the barrier that ends the cycle, so
+	// its cost is stored by the time the cycle's answer marks the task.
+	r.keepFact(ev)
 	var err error
 	if r.startsMessage(ev) || cycleEnd(ev) {
 		// Chunks of another agent message start new messages here too,

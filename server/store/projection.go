@@ -33,7 +33,8 @@ type SummarySource struct {
 	// ErrorDismissedAt hides every agent error that occurred at or before
 	// it; nil when no error was dismissed.
 	ErrorDismissedAt *time.Time
-	// Sessions are the task's sessions, oldest first.
+	// Sessions are the task's sessions, oldest first, with their usage
+	// and cost (the summary's cost sums them) but without their titles.
 	Sessions []shared.Session
 	// Pending are the unanswered permission and clarification requests of
 	// the task's sessions, by session and seq.
@@ -258,7 +259,8 @@ func loadSummaryRows(db *gorm.DB, ids []string) ([]SummarySource, map[string]int
 // loadSourceSessions sets the sessions of each task, oldest first.
 func loadSourceSessions(db *gorm.DB, ids []string, srcs []SummarySource, index map[string]int) error {
 	rows, err := db.Raw(`SELECT id, task_id, agent_profile_id, state, foreground_activity, active_subagent_count,
-			state_revision, error_message, created_at, updated_at
+			state_revision, error_message, created_at, updated_at,
+			has_usage, context_used, context_size, cost_amount, cost_currency
 		FROM sessions WHERE task_id IN ? ORDER BY task_id, created_at, id`, ids).Rows()
 	if err != nil {
 		return fmt.Errorf("load sessions: %w", err)
@@ -268,7 +270,8 @@ func loadSourceSessions(db *gorm.DB, ids []string, srcs []SummarySource, index m
 		var r sessionRow
 		var created, updated nullTime
 		err := rows.Scan(&r.ID, &r.TaskID, &r.AgentProfileID, &r.State, &r.ForegroundActivity, &r.ActiveSubagentCount,
-			&r.StateRevision, &r.ErrorMessage, &created, &updated)
+			&r.StateRevision, &r.ErrorMessage, &created, &updated,
+			&r.HasUsage, &r.ContextUsed, &r.ContextSize, &r.CostAmount, &r.CostCurrency)
 		if err != nil {
 			return fmt.Errorf("load sessions: %w", err)
 		}

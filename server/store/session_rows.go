@@ -26,6 +26,12 @@ type sessionRow struct {
 	ContextLost         string    `gorm:"column:context_lost"`
 	Config              string    `gorm:"column:config"`
 	NextMessageSeq      int64     `gorm:"column:next_message_seq"`
+	Title               string    `gorm:"column:title"`
+	HasUsage            bool      `gorm:"column:has_usage"`
+	ContextUsed         int       `gorm:"column:context_used"`
+	ContextSize         int       `gorm:"column:context_size"`
+	CostAmount          float64   `gorm:"column:cost_amount"`
+	CostCurrency        string    `gorm:"column:cost_currency"`
 	CreatedAt           time.Time `gorm:"column:created_at"`
 	UpdatedAt           time.Time `gorm:"column:updated_at"`
 
@@ -50,6 +56,8 @@ func (r sessionRow) toSession() shared.Session {
 		AgentSessionID:      r.AgentSessionID,
 		ContextLost:         r.ContextLost,
 		PromptCapabilities:  decodePromptCapabilities(r.PromptCapabilities),
+		Title:               r.Title,
+		Usage:               r.usage(),
 		CreatedAt:           r.CreatedAt.UTC(),
 		UpdatedAt:           r.UpdatedAt.UTC(),
 	}
@@ -61,6 +69,18 @@ func (r sessionRow) toSession() shared.Session {
 		}
 	}
 	return s
+}
+
+// usage is the row's usage, nil before the agent reported any.
+func (r sessionRow) usage() *shared.SessionUsage {
+	if !r.HasUsage {
+		return nil
+	}
+	u := &shared.SessionUsage{Used: r.ContextUsed, Size: r.ContextSize}
+	if r.CostCurrency != "" {
+		u.Cost = &shared.Cost{Amount: r.CostAmount, Currency: r.CostCurrency}
+	}
+	return u
 }
 
 // messageRow is a row of messages.
