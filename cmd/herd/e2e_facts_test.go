@@ -103,14 +103,14 @@ func TestBrowserSessionFactsCommandsUsageCostAndTitle(t *testing.T) {
 			clearComposer(),
 		)
 
-		// By tap (a click on a desktop): the option is picked. (The list's
-		// and the hint's re-render after a tap is not asserted: it waits
-		// for the next browser event; see the report of this change.)
+		// By tap (a click on a desktop): the option is picked, the list
+		// closes and the command's hint shows.
 		p.do(
 			chromedp.SendKeys(chromedp.CSS("#composer-input"), "/"),
 			waitJS(commandNames+` === 'review compact debug'`),
 			chromedp.Click(chromedp.CSS(`#command-list [data-command="review"]`)),
 			waitJS(composerValue+` === '/review '`),
+			waitJS(`document.querySelector('#command-list') === null`),
 			clearComposer(),
 		)
 
