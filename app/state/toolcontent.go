@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/herd-dev/herd/shared"
 )
@@ -288,4 +289,34 @@ func number(n int) string {
 		return "    "
 	}
 	return fmt.Sprintf("%4d", n)
+}
+
+// TextChunks cuts a tool part's text into pieces of at most max bytes,
+// each ending at a line break where one falls in its second half, else on
+// a character boundary, so the page can lay out the pieces on screen and
+// skip the rest (a 1 MB output laid out whole is one long task). The
+// pieces joined are the text.
+func TextChunks(text string, max int) []string {
+	if max <= 0 || len(text) <= max {
+		return []string{text}
+	}
+	var out []string
+	for len(text) > max {
+		cut := strings.LastIndexByte(text[:max], '\n') + 1
+		if cut <= max/2 {
+			cut = max
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			if cut == 0 {
+				_, cut = utf8.DecodeRuneInString(text)
+			}
+		}
+		out = append(out, text[:cut])
+		text = text[cut:]
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
 }

@@ -3,7 +3,9 @@ package state
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,4 +109,37 @@ func TestDiffRunsGroupLinesOfOneKind(t *testing.T) {
 	assert.Equal(t, DiffHunk, runs[5].Kind, "a hunk header starts a run of its own")
 	assert.Equal(t, "x\n", runs[6].Text)
 	assert.Empty(t, DiffRuns(nil))
+}
+
+func TestTextChunksCutAtLineBreaksAndJoinToTheText(t *testing.T) {
+	lines := strings.Repeat("0123456789 héllo\n", 5000)
+	chunks := TextChunks(lines, 1024)
+	if strings.Join(chunks, "") != lines {
+		t.Fatal("the pieces do not join to the text")
+	}
+	for i, c := range chunks {
+		if len(c) > 1024 || !utf8.ValidString(c) {
+			t.Fatalf("piece %d: %d bytes, valid %v", i, len(c), utf8.ValidString(c))
+		}
+		if i < len(chunks)-1 && !strings.HasSuffix(c, "\n") {
+			t.Fatalf("piece %d does not end at a line break", i)
+		}
+	}
+	// One long line is cut on character boundaries.
+	long := strings.Repeat("é", 3000)
+	pieces := TextChunks(long, 1001)
+	if strings.Join(pieces, "") != long || len(pieces) != 6 {
+		t.Fatalf("%d pieces", len(pieces))
+	}
+	for _, p := range pieces {
+		if !utf8.ValidString(p) {
+			t.Fatal("a piece cut a character")
+		}
+	}
+	if got := TextChunks("short", 1024); len(got) != 1 || got[0] != "short" {
+		t.Fatalf("short text = %q", got)
+	}
+	if got := TextChunks("€", 2); strings.Join(got, "") != "€" {
+		t.Fatalf("a bound below one character = %q", got)
+	}
 }

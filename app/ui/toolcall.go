@@ -100,12 +100,23 @@ func (it *messageItem) renderToolPart(i int, p shared.ToolContent) app.UI {
 		return app.P().Class("tool-part", "tool-terminal", "muted").DataSet("part", i).
 			Text("Terminal " + p.TerminalID + " (herd shows no terminals; the agent's text output appears above)")
 	default:
+		out := app.Pre().Class("tool-output").Text(body)
+		if chunks := state.TextChunks(body, toolChunkBytes); len(chunks) > 1 {
+			out = app.Pre().Class("tool-output").Body(app.Range(chunks).Slice(func(j int) app.UI {
+				return app.Span().Class("tool-chunk").Text(chunks[j])
+			}))
+		}
 		return app.Div().Class("tool-part", "tool-text").DataSet("part", i).Body(
-			app.Pre().Class("tool-output").Text(body),
+			out,
 			it.renderMore(i, p, whole, fmt.Sprintf("Showing %s of %s.", byteWords(len(body)), byteWords(p.Size))),
 		)
 	}
 }
+
+// toolChunkBytes is the most text of a tool part one element holds: the
+// page lays out only the pieces in view (content-visibility), so a whole
+// 1 MB output opens without one long layout.
+const toolChunkBytes = 16 << 10
 
 // renderMore says how much of a truncated part shows and offers the rest;
 // for a part the server itself cut, it says so.
