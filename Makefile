@@ -41,7 +41,7 @@ $(WASM): $(WASM_SRC)
 ## unavailable, and fail instead when CI=true)
 test: wasm lint
 	$(MAKE) --no-print-directory fuzz FUZZTIME=500000x
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 ## test-faults: only the fault suite (cmd/herd/faults: kill -9 mid-stream,
 ## SIGTERM under load, agent crash, database outages, bad input, auth and

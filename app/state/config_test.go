@@ -68,3 +68,16 @@ func TestSessionConfigFollowsItsEventsAndNotOlderRecords(t *testing.T) {
 	d.Load(shared.SessionSnapshot{Session: shared.Session{ID: "s1", StateRevision: 3, Config: claudeLikeConfig("opus")}})
 	assert.Equal(t, "opus", d.Session().Config.Options[2].CurrentValue, "the snapshot is the configuration at subscription")
 }
+
+func TestAnOlderRecordKeepsTheTitleAndUsageTheStreamBrought(t *testing.T) {
+	d := NewSessionDetail("s1")
+	held := shared.Session{ID: "s1", State: shared.SessionWaitingForInput, StateRevision: 3, Title: "old title"}
+	d.Load(shared.SessionSnapshot{Session: held})
+	d.Push(note(shared.NotifySessionInfoUpdated, 1, shared.SessionInfoEvent{SessionID: "s1", Title: "new title",
+		Usage: &shared.SessionUsage{Used: 10, Size: 100}}))
+	require.Equal(t, "new title", d.Session().Title)
+	d.SetSession(held) // a session.list read before the event
+	assert.Equal(t, "new title", d.Session().Title)
+	require.NotNil(t, d.Session().Usage)
+	assert.Equal(t, 10, d.Session().Usage.Used)
+}

@@ -179,14 +179,18 @@ func (d *SessionDetail) Reset() {
 // stays. Equal revisions are accepted because a restarted server keeps the
 // revision but not the in-memory activity it counted.
 //
-// Once a snapshot is loaded the configuration is the snapshot's and the
-// session.config.updated that followed it: a record read before the
-// newest of those may carry an older one, and a configuration change
-// raises no revision.
+// Once a snapshot is loaded, the fields that change without a revision —
+// the configuration, the title and the usage — are the snapshot's and
+// those of the notifications that followed it: a record read before the
+// newest of those may carry older ones. The prompt capabilities stay too
+// when the record has none.
 func (d *SessionDetail) SetSession(s shared.Session) {
 	if d.session.ID == "" || s.StateRevision >= d.session.StateRevision {
 		if d.loaded {
-			s.Config = d.session.Config
+			s.Config, s.Title, s.Usage = d.session.Config, d.session.Title, d.session.Usage
+			if s.PromptCapabilities == nil {
+				s.PromptCapabilities = d.session.PromptCapabilities
+			}
 		}
 		d.session = s
 	}
@@ -206,7 +210,9 @@ func (d *SessionDetail) SetConfig(c shared.SessionConfig) {
 func (d *SessionDetail) Load(snap shared.SessionSnapshot) {
 	early := d.early
 	d.Reset()
-	d.session.Config = snap.Session.Config
+	// The snapshot's unrevisioned fields are the ones at subscription,
+	// even when the held record's revision is newer.
+	d.session.Config, d.session.Title, d.session.Usage = snap.Session.Config, snap.Session.Title, snap.Session.Usage
 	d.SetSession(snap.Session)
 	for _, m := range snap.Messages {
 		d.writeMessage(m)

@@ -131,18 +131,23 @@ func (v *sessionView) listenForEnter() {
 			return nil
 		}
 		e := args[0]
-		if key := e.Get("key").String(); e.Get("target").Get("id").String() == idComposerInput && v.completing(key) {
-			// An open @ completion takes the keys that move through it.
+		key, composing := e.Get("key").String(), e.Get("isComposing").Bool()
+		onBox := e.Get("target").Get("id").String() == idComposerInput
+		// keyTaken holds for this key only, and only in the box.
+		taken := v.keyTaken
+		v.keyTaken = false
+		if onBox && !composing && v.completing(key) {
+			// An open @ completion takes the keys that move through it;
+			// an Enter that ends an input method's composition is the
+			// composition's.
 			e.Call("preventDefault")
 			dispatch(v.ui(), func(app.Context) { v.mentionKey(key) })
 			return nil
 		}
-		if v.keyTaken || v.completion.Open() && completionTakes(e.Get("key").String()) && !e.Get("isComposing").Bool() &&
-			e.Get("target").Get("id").String() == idComposerInput {
+		if onBox && (taken || v.completion.Open() && completionTakes(key) && !composing) {
 			// The open command list took the key (onComposerKey), or
 			// takes it once its handler runs: it is not the box's, on a
 			// phone either.
-			v.keyTaken = false
 			e.Call("preventDefault")
 			return nil
 		}

@@ -50,10 +50,11 @@ func (m *Manager) SetConfig(ctx context.Context, req shared.SessionConfigSetRequ
 	// SetConfig returned once its event reached OnEvent, which stored the
 	// state; should delivery have stopped first, it is stored here, so
 	// what the answer reports is stored either way.
-	if err := r.storeConfig(ctx, state); err != nil {
+	stored, err := r.storeConfig(ctx, state)
+	if err != nil {
 		return shared.SessionConfigEvent{}, err
 	}
-	return shared.SessionConfigEvent{SessionID: r.id, Config: state.Config}, nil
+	return shared.SessionConfigEvent{SessionID: r.id, Config: stored}, nil
 }
 
 // storeConfig stores a configuration state and, when it changed,
@@ -64,11 +65,14 @@ func (m *Manager) SetConfig(ctx context.Context, req shared.SessionConfigSetRequ
 // a state as new stored, and a state older than the one stored (a
 // config_option_update the sink reaches after SetConfig stored what
 // followed it) is not stored at all.
-func (r *run) storeConfig(ctx context.Context, state agent.ConfigState) error {
+//
+// It returns the configuration stored once it has returned: state's, or
+// the newer one stored before it.
+func (r *run) storeConfig(ctx context.Context, state agent.ConfigState) (shared.SessionConfig, error) {
 	r.configMu.Lock()
 	defer r.configMu.Unlock()
 	if state.Seq <= r.configAt {
-		return nil
+		return r.config, nil
 	}
 	c := state.Config
 	var changed bool
@@ -79,11 +83,11 @@ func (r *run) storeConfig(ctx context.Context, state agent.ConfigState) error {
 	})
 	if err != nil {
 		r.m.log.Error("store session config", "session", r.id, "err", err)
-		return err
+		return shared.SessionConfig{}, err
 	}
-	r.configAt = state.Seq
+	r.configAt, r.config = state.Seq, c
 	if changed {
 		r.m.pub.PublishSession(r.id, shared.NotifySessionConfigUpdated, shared.SessionConfigEvent{SessionID: r.id, Config: c}, false)
 	}
-	return nil
+	return c, nil
 }

@@ -41,10 +41,12 @@ type run struct {
 	// agentMessage is the agent's id (ACP messageId) of the newest text
 	// or reasoning chunk that carried one.
 	agentMessage string
-	// configMu orders the stores of the session's configuration, and
-	// configAt is the Seq of the latest state stored (see storeConfig).
+	// configMu orders the stores of the session's configuration;
+	// configAt is the Seq of the latest state stored, config that state's
+	// configuration (see storeConfig).
 	configMu sync.Mutex
 	configAt uint64
+	config   shared.SessionConfig
 	// startMu makes one caller at a time start the agent (see
 	// ensureExecution): a turn, or a configuration change.
 	startMu sync.Mutex

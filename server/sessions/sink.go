@@ -289,7 +289,7 @@ func (r *run) OnEvent(ev agent.Event) {
 		err = co.Barrier(r.m.ctx, ev)
 	case agent.EventConfig:
 		if ev.Config != nil {
-			_ = r.storeConfig(r.m.ctx, *ev.Config) // logged there
+			_, _ = r.storeConfig(r.m.ctx, *ev.Config) // logged there
 		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
