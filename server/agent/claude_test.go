@@ -50,6 +50,13 @@ func claudeScript(req *anthropictest.Request) anthropictest.Reply {
 	case last == "subagent":
 		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_agent_1", "Agent",
 			map[string]any{"description": "Look around", "prompt": "CHILD: list the files", "subagent_type": "general-purpose"})}}
+	case last == "plan":
+		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_todo_1", "TodoWrite",
+			map[string]any{"todos": []map[string]any{
+				{"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+				{"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+				{"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"},
+			}})}}
 	case last == "shell":
 		return anthropictest.Reply{Blocks: []anthropictest.Block{anthropictest.ToolUse("toolu_shell_1", "Bash",
 			map[string]any{"command": "sleep 1; echo finished", "description": "Wait a second", "run_in_background": true})}}
@@ -372,4 +379,28 @@ func BenchmarkRealClaudeFirstChunkToEvent(b *testing.B) {
 	sort.Float64s(took)
 	b.ReportMetric(took[len(took)/2], "ms-median")
 	b.ReportMetric(took[len(took)-1], "ms-max")
+}
+
+// Claude's todo list is its ACP plan: a TodoWrite becomes a plan update
+// with the steps and their statuses, which herd shows as the checklist;
+// the step in progress is named in its active form.
+func TestRealClaudeTodoListIsItsPlan(t *testing.T) {
+	run := runClaude(t, "plan", claudetest.ModeBypass, nil)
+	if run.err != nil || run.stop != agent.StopEndTurn {
+		t.Fatalf("prompt = %q, %v", run.stop, run.err)
+	}
+	var plan []agent.PlanEntry
+	for _, ev := range run.events {
+		if ev.Kind == agent.EventPlan {
+			plan = ev.Plan
+		}
+	}
+	var got []string
+	for _, e := range plan {
+		got = append(got, e.Status+":"+e.Content)
+	}
+	want := "completed:Read the code in_progress:Fixing the bug pending:Run the tests"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("plan = %q, want %q", strings.Join(got, " "), want)
+	}
 }
