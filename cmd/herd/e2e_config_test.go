@@ -42,7 +42,9 @@ func TestBrowserModelSelectorStaysWhileTwentySessionsStreamAndAChangeAndAFollowU
 
 		for i := range 20 {
 			other := c.mockSession(c.task(ws, fmt.Sprintf("Background %02d", i)))
-			c.prompt(other, "/scenario stream 1500 10")
+			// Long enough to outlast the test: they stream until the
+			// server stops.
+			c.prompt(other, "/scenario stream 1000000 10")
 		}
 		// The selected agent changes its own mode while the others stream
 		// (config_option_update), as an agent leaving plan mode does.
@@ -65,7 +67,7 @@ func TestBrowserModelSelectorStaysWhileTwentySessionsStreamAndAChangeAndAFollowU
 				streaming++
 			}
 		}
-		require.GreaterOrEqual(t, streaming, 15, "the background sessions were still streaming")
+		require.Equal(t, 20, streaming, "the background sessions were still streaming")
 		p.screenshot("changed")
 
 		// The choice outlives a reload.
