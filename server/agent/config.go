@@ -163,15 +163,7 @@ func validID(id string) bool {
 // (PostgreSQL's text cannot hold it) and the text is cut on a rune
 // boundary at shared.MaxConfigTextBytes.
 func configText(s string) string {
-	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
-	if len(s) <= shared.MaxConfigTextBytes {
-		return s
-	}
-	cut := shared.MaxConfigTextBytes - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return shared.Clip(strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD"), shared.MaxConfigTextBytes)
 }
 
 func boolValue(b bool) string {

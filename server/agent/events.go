@@ -2,9 +2,10 @@ package agent
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/herd-dev/herd/shared"
 )
 
 // EventKind says which session/update an Event normalises.
@@ -342,16 +343,7 @@ func summarize(v any) string {
 }
 
 // truncate cuts s to summaryLimit bytes on a rune boundary, marking the cut.
-func truncate(s string) string {
-	if len(s) <= summaryLimit {
-		return s
-	}
-	cut := summaryLimit - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func truncate(s string) string { return shared.Clip(s, summaryLimit) }
 
 func paths(locs []acp.ToolCallLocation) []string {
 	if len(locs) == 0 {

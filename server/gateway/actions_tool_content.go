@@ -15,8 +15,6 @@ func (g *Gateway) toolContentGet(ctx context.Context, _ *conn, req shared.ToolCo
 	if err := requireID("message_id", req.MessageID); err != nil {
 		return nil, err
 	}
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
+	// The store checks the rest of the request before it reads a row.
 	return g.cfg.Sessions.ToolContentPage(ctx, req)
 }

@@ -12,9 +12,6 @@ import (
 // promptPrefix marks a preview taken from the person's own prompt.
 const promptPrefix = "You: "
 
-// ellipsis ends a preview that was cut.
-const ellipsis = "…"
-
 // preview is what the primary session is doing, in one line: its oldest
 // open permission request's title, else its oldest open clarification
 // question, else its latest agent line, else its latest prompt line after
@@ -78,7 +75,7 @@ func previewLine(text string, limit int) string {
 			text = ""
 		}
 		if line = stripMarkdown(clean(line)); line != "" {
-			return cut(line, limit)
+			return shared.Clip(line, limit)
 		}
 	}
 	return ""
@@ -178,17 +175,4 @@ func lineMarker(line string) (string, bool) {
 		return line[n:], true // ">quote" is a quote too
 	}
 	return line, false
-}
-
-// cut returns line when it fits in limit bytes, else its start cut on a
-// character boundary, without a trailing space, followed by "…".
-func cut(line string, limit int) string {
-	if len(line) <= limit {
-		return line
-	}
-	end := limit - len(ellipsis)
-	for end > 0 && !utf8.RuneStart(line[end]) {
-		end--
-	}
-	return strings.TrimRight(line[:end], " ") + ellipsis
 }

@@ -192,15 +192,7 @@ func oneLine(text string, limit int) string {
 		}
 		b.WriteRune(r)
 	}
-	line := b.String()
-	if len(line) <= limit {
-		return line
-	}
-	cut := limit - len("…")
-	for cut > 0 && !utf8.RuneStart(line[cut]) {
-		cut--
-	}
-	return strings.TrimRight(line[:cut], " ") + "…"
+	return shared.Clip(b.String(), limit)
 }
 
 // cleanCost returns cost with its currency in upper case, or nil when it
