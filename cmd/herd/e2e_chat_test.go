@@ -165,7 +165,7 @@ func TestBrowserQuestionIsPinnedAndAnsweredFromTheComposer(t *testing.T) {
 		// Enter in the composer answers the question (the button on a
 		// phone, whose Enter breaks the line): no prompt is queued.
 		p.do(
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "main"),
+			typeInto("#composer-input", "main"),
 			p.submitComposer(),
 			waitJS(agentSaid("answer: main")),
 			waitJS(`document.querySelector('#pending-card') === null`),
@@ -185,7 +185,7 @@ func TestBrowserQuestionIsPinnedAndAnsweredFromTheComposer(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#composer-mode")),
 			waitJS(`document.querySelector('#composer.composer-answering') === null`),
 			waitJS(`document.querySelector('#composer-send').textContent === 'Queue'`),
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "a separate prompt"),
+			typeInto("#composer-input", "a separate prompt"),
 			p.submitComposer(),
 			waitJS(`[...document.querySelectorAll('.queue-item .queue-text')].some(e => e.textContent === 'a separate prompt')`),
 			waitJS(`document.querySelector('#pending-card') !== null`),

@@ -54,7 +54,7 @@ func TestBrowserModelSelectorStaysWhileTwentySessionsStreamAndAChangeAndAFollowU
 
 		p.do(chooseConfig("model", "mock-smart"), waitJS(configShows("model", "mock-smart")))
 		p.do(
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "/scenario config"),
+			typeInto("#composer-input", "/scenario config"),
 			p.submitComposer(),
 			waitJS(agentSaidPrefix("mode=plan model=mock-smart thinking=false")),
 		)
@@ -97,7 +97,7 @@ func TestBrowserARefusedChangeIsSaidAndTheSelectorGoesBack(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#config-thinking")),
 			waitJS(`(() => { const s = document.querySelector('#config-thinking'); return s.checked && !s.disabled; })()`),
 			waitJS(`document.querySelector('.message[data-type="agent"][data-status="complete"]') !== null`),
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "/scenario config"),
+			typeInto("#composer-input", "/scenario config"),
 			p.submitComposer(),
 			waitJS(agentSaidPrefix("mode=ask model=mock-fast thinking=true")),
 		)

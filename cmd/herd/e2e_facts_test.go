@@ -61,10 +61,10 @@ func TestBrowserSessionFactsCommandsUsageCostAndTitle(t *testing.T) {
 		// description, ↓ moves, Enter picks and shows the argument hint.
 		p.do(
 			chromedp.Click(chromedp.CSS("#composer-input")),
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "/"),
+			typeInto("#composer-input", "/"),
 			waitJS(commandNames+` === 'review compact debug'`),
 			waitJS(`document.querySelector('#composer-input').getAttribute('aria-expanded') === 'true'`),
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "re"),
+			typeInto("#composer-input", "re"),
 			waitJS(commandNames+` === 'review debug'`),
 		)
 		p.screenshot("completion-open")
@@ -80,7 +80,7 @@ func TestBrowserSessionFactsCommandsUsageCostAndTitle(t *testing.T) {
 		)
 		p.screenshot("completion-picked")
 		p.do(
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "it broke"),
+			typeInto("#composer-input", "it broke"),
 			p.submitComposer(),
 			waitJS(agentSaid("/debug it broke")), // the mock echoes the ordinary text it was sent
 		)
@@ -88,14 +88,14 @@ func TestBrowserSessionFactsCommandsUsageCostAndTitle(t *testing.T) {
 
 		// Escape closes the list, typing opens it again; Tab picks.
 		p.do(
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "/c"),
+			typeInto("#composer-input", "/c"),
 			waitJS(commandNames+` === 'compact review debug'`), // "changes", "current"
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "o"),
+			typeInto("#composer-input", "o"),
 			waitJS(commandNames+` === 'compact'`),
 			chromedp.KeyEvent(kb.Escape),
 			waitJS(`document.querySelector('#command-list') === null`),
 			waitJS(composerValue+` === '/co'`),
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "m"),
+			typeInto("#composer-input", "m"),
 			waitJS(commandNames+` === 'compact'`),
 			chromedp.KeyEvent(kb.Tab),
 			waitJS(composerValue+` === '/compact '`),
@@ -106,7 +106,7 @@ func TestBrowserSessionFactsCommandsUsageCostAndTitle(t *testing.T) {
 		// By tap (a click on a desktop): the option is picked, the list
 		// closes and the command's hint shows.
 		p.do(
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "/"),
+			typeInto("#composer-input", "/"),
 			waitJS(commandNames+` === 'review compact debug'`),
 			chromedp.Click(chromedp.CSS(`#command-list [data-command="review"]`)),
 			waitJS(composerValue+` === '/review '`),
@@ -121,7 +121,7 @@ func TestBrowserSessionFactsCommandsUsageCostAndTitle(t *testing.T) {
 			waitJS(textOf(`#context-bar .context-label`)+` === 'context 42% · 84k of 200k tokens'`),
 			waitJS(textOf(`#session-cost`)+` === '$0.42'`),
 			chromedp.Click(chromedp.CSS("#composer-input")),
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "/"),
+			typeInto("#composer-input", "/"),
 			waitJS(commandNames+` === 'review compact debug'`),
 		)
 		p.screenshot("after-reload")

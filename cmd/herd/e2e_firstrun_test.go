@@ -88,9 +88,9 @@ func TestBrowserNewTaskFocusesTheNextStepAndKeepsDraftsPerTask(t *testing.T) {
 		// the path the server resolved.
 		missing := filepath.Join(filepath.Dir(relative), "no-such-repo")
 		p.do(
-			chromedp.SendKeys(chromedp.CSS("#new-task-title"), "Made in the form"),
+			typeInto("#new-task-title", "Made in the form"),
 			chromedp.Click(chromedp.CSS("#new-task-repo-add")),
-			chromedp.SendKeys(chromedp.CSS("#new-task-repo-path-0"), missing),
+			typeInto("#new-task-repo-path-0", missing),
 			chromedp.Click(chromedp.CSS("#new-task-submit")),
 			waitJS(`document.querySelector('#new-task-repo-path-0-error') !== null`),
 			waitJS(fmt.Sprintf(`document.querySelector('#new-task-repo-path-0-error code').textContent === %s`, jsString(filepath.Join(wd, missing)))),
@@ -116,7 +116,7 @@ func TestBrowserNewTaskFocusesTheNextStepAndKeepsDraftsPerTask(t *testing.T) {
 		)
 
 		// A draft stays with its task across a task switch and a reload.
-		p.do(chromedp.SendKeys(chromedp.CSS("#composer-input"), "half a thought"))
+		p.do(typeInto("#composer-input", "half a thought"))
 		p.openTask(other)
 		p.do(waitJS(pathIs("/tasks/"+other)), waitJS(`document.querySelector('#composer-input') !== null`))
 		require.Equal(t, "", evalOn[string](p, `document.querySelector('#composer-input').value`), "another task has its own draft")

@@ -138,7 +138,7 @@ func TestBrowserPromptCarriesImagesAndAnAtFile(t *testing.T) {
 		// Typing @ completes paths of the task's worktree.
 		p.do(
 			chromedp.Click(chromedp.CSS("#composer-input")),
-			chromedp.SendKeys(chromedp.CSS("#composer-input"), "/scenario content look at @mai"),
+			typeInto("#composer-input", "/scenario content look at @mai"),
 			waitJS(`[...document.querySelectorAll('#mention-list .mention-choice')].map(e => e.textContent).join() === 'src/main.go'`),
 		)
 		p.screenshot("completion")

@@ -155,6 +155,17 @@ func waitReady() chromedp.Action[chromedp.Void] {
 	return waitJS(`document.querySelector('#app-root[data-ready="true"]') !== null`)
 }
 
+// typeInto focuses the first visible element the CSS selector matches and
+// types text into it. It stands in for chromedp.SendKeys, which reads the
+// node's attributes without the node's lock while DOM events change them
+// (a data race the race detector reports).
+func typeInto(selector, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Focus(chromedp.CSS(selector), chromedp.NodeVisible),
+		chromedp.KeyEvent(text),
+	)
+}
+
 // waitJS polls a JavaScript condition until it is true.
 func waitJS(cond string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
@@ -205,7 +216,7 @@ func TestBrowserDesktopListsCreatesAndFollowsTasks(t *testing.T) {
 	require.False(t, sheetShown, "the desktop layout has no sheet button")
 
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS("#new-task-title"), "Typed in the browser"),
+		typeInto("#new-task-title", "Typed in the browser"),
 		waitJS(`!document.querySelector('#new-task-submit').disabled`),
 		chromedp.Click(chromedp.CSS("#new-task-submit")),
 		waitJS(rowWithTitleVisible("Typed in the browser")),
