@@ -73,8 +73,11 @@ type Config struct {
 	Tasks Tasks
 	// Git serves focus and session.git.refresh; nil makes focus only
 	// acknowledge and session.git.refresh unavailable.
-	Git    Git
-	Logger *slog.Logger
+	Git Git
+	// Attention serves the inbox and push actions; nil leaves them
+	// unknown.
+	Attention Attention
+	Logger    *slog.Logger
 	// Registerer receives the gateway's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	// Version and Features describe the server in boot responses.
@@ -197,6 +200,11 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Summaries != nil {
 		g.actions[shared.ActionErrorDismiss] = action{run: handle(g.errorDismiss)}
+	}
+	if cfg.Attention != nil {
+		for name, a := range g.attentionActions() {
+			g.actions[name] = a
+		}
 	}
 	return g, nil
 }

@@ -21,6 +21,13 @@ type Publisher interface {
 	PublishWorkspace(workspaceID, action string, payload any)
 }
 
+// Watch is told every summary the projector stores, with the summary it
+// replaced (nil when the task had none), from the writer goroutine right
+// after it is published; attention implements it. It must not block.
+type Watch interface {
+	SummaryChanged(taskID, workspaceID string, prev *shared.TaskStatusSummary, next shared.TaskStatusSummary)
+}
+
 // Defaults of Config.
 const (
 	DefaultDebounce  = 25 * time.Millisecond
@@ -56,6 +63,8 @@ type Config struct {
 	BatchSize int
 	// Clock stamps UpdatedAt; nil means time.Now.
 	Clock func() time.Time
+	// Watch, when set, is told every summary stored.
+	Watch Watch
 }
 
 // sources is the part of the store the projector uses.
@@ -79,7 +88,8 @@ type Projector struct {
 
 	// pub is set by Start, before the writer goroutine starts, and used
 	// only by it.
-	pub Publisher
+	pub   Publisher
+	watch Watch
 	// wake has capacity one: a send never blocks, and a pending wake-up
 	// stands for any number of signals.
 	wake   chan struct{}
@@ -162,6 +172,7 @@ func New(cfg Config) (*Projector, error) {
 		debounce:     cfg.Debounce,
 		batch:        cfg.BatchSize,
 		now:          cfg.Clock,
+		watch:        cfg.Watch,
 		firstBackoff: firstBackoff,
 		lastBackoff:  lastBackoff,
 		wake:         make(chan struct{}, 1),

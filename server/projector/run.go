@@ -211,6 +211,9 @@ func (p *Projector) project(ctx context.Context, ids []string, retry bool) (agai
 			p.pub.PublishWorkspace(src.WorkspaceID, shared.NotifyTaskStatusSummaryUpdated, shared.StatusSummaryEvent{
 				TaskID: src.TaskID, WorkspaceID: src.WorkspaceID, StatusSummary: next,
 			})
+			if p.watch != nil {
+				p.watch.SummaryChanged(src.TaskID, src.WorkspaceID, src.Current, next)
+			}
 			again = append(again, src.TaskID)
 		}
 	}

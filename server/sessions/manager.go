@@ -31,6 +31,13 @@ type Marker interface {
 	Mark(taskID string)
 }
 
+// RequestWatch is told every permission or clarification request a
+// session stores, when it opens and when it is answered or withdrawn, after
+// the change has committed; attention implements it. It must not block.
+type RequestWatch interface {
+	RequestChanged(msg shared.Message)
+}
+
 // GitWatch is told every state a session stores, so that a task's
 // repositories are watched while one of its sessions runs.
 type GitWatch interface {
@@ -66,6 +73,8 @@ type Config struct {
 	Handoff bool
 	// Git is told every stored session state; nil tells nobody.
 	Git GitWatch
+	// Requests, when set, is told of every stored change of a request.
+	Requests RequestWatch
 	// AgentNice lowers the CPU priority of agents (see agent.Options.Nice).
 	AgentNice int
 	// Registerer receives the manager's metrics; nil skips registration.
@@ -141,6 +150,15 @@ func (m *Manager) Close() {
 func (m *Manager) mark(taskID string) {
 	if m.cfg.Projector != nil {
 		m.cfg.Projector.Mark(taskID)
+	}
+}
+
+// requestChanged tells the request watch of a request's stored change and
+// marks its task's summary.
+func (m *Manager) requestChanged(msg shared.Message) {
+	m.mark(msg.TaskID)
+	if m.cfg.Requests != nil {
+		m.cfg.Requests.RequestChanged(msg)
 	}
 }
 

@@ -49,7 +49,7 @@ func (m *Manager) respond(ctx context.Context, sessionID, pendingID string, kind
 		return shared.Message{}, err
 	}
 	m.pub.PublishSession(sessionID, shared.NotifySessionMessageUpdated, msg, false)
-	m.mark(msg.TaskID)
+	m.requestChanged(msg)
 	w.answer <- answer
 	return msg, nil
 }

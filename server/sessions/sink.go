@@ -203,7 +203,7 @@ func (s *sink) barrier(ev any) {
 			return
 		}
 		pub.PublishSession(s.r.id, shared.NotifySessionMessageAdded, msg, false)
-		s.r.m.mark(s.r.taskID)
+		s.r.m.requestChanged(msg)
 		ev.done <- msg
 	case agent.Event:
 		switch ev.Kind {
@@ -403,5 +403,5 @@ func (r *run) withdraw(pendingID string) {
 		return
 	}
 	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageUpdated, stored, false)
-	r.m.mark(r.taskID)
+	r.m.requestChanged(stored)
 }
