@@ -70,6 +70,10 @@ type Config struct {
 	// GitHubPollInterval is the pause between polling rounds
 	// (--github-poll-interval, HERD_GITHUB_POLL_INTERVAL); zero means 60 s.
 	GitHubPollInterval time.Duration
+	// PushSubject is the contact push services are given in every push's
+	// VAPID claims, a mailto: or https: URL (--push-subject,
+	// HERD_PUSH_SUBJECT); empty means mailto:herd@localhost.
+	PushSubject string
 	// ClaudeBackgroundPromptHandoff turns on the experiment of that name
 	// (--feature-claude-background-prompt-handoff,
 	// HERD_FEATURES_CLAUDE_BACKGROUND_PROMPT_HANDOFF); read at start only.
@@ -120,6 +124,9 @@ func (c Config) Validate() error {
 		if strings.TrimSpace(o) == "" {
 			return fmt.Errorf("--allowed-origin must not be empty")
 		}
+	}
+	if c.PushSubject != "" && !strings.HasPrefix(c.PushSubject, "mailto:") && !strings.HasPrefix(c.PushSubject, "https://") {
+		return fmt.Errorf("--push-subject %q: want a mailto: or https:// URL, which push services may use to reach you", c.PushSubject)
 	}
 	return nil
 }

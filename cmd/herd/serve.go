@@ -97,6 +97,8 @@ environment for secrets: a command line is visible to every local user.
 		"GitHub `token` for polling pull requests when webhooks cannot reach this server; empty leaves polling off")
 	fs.stringVar(&cfg.GitHubAPIURL, "github-api-url", "HERD_GITHUB_API_URL", "", "GitHub REST API `url` for polling; empty means https://api.github.com")
 	fs.durationVar(&cfg.GitHubPollInterval, "github-poll-interval", "HERD_GITHUB_POLL_INTERVAL", time.Minute, "pause between GitHub polling rounds")
+	fs.stringVar(&cfg.PushSubject, "push-subject", "HERD_PUSH_SUBJECT", "",
+		"contact (`mailto: or https: URL`) given to push services with every Web Push; empty means mailto:herd@localhost")
 	fs.durationVar(&cfg.ShutdownTimeout, "shutdown-timeout", "HERD_SHUTDOWN_TIMEOUT", 10*time.Second, "graceful shutdown `limit`")
 	fs.stringVar(&lo.level, "log-level", "HERD_LOG_LEVEL", "info", "log `level`: debug, info, warn, error")
 	fs.stringVar(&lo.format, "log-format", "HERD_LOG_FORMAT", "text", "log `format`: text or json")

@@ -31,9 +31,10 @@ type Publisher interface {
 
 // Pusher delivers a push message to every device of a workspace whose
 // preferences take its kind. since is when the event it reports happened,
-// for the latency from it to the push leaving herd. It must not block.
+// for the latency from it to the push leaving herd. It is called from the
+// worker, may read the store, and must not wait for the delivery.
 type Pusher interface {
-	Push(workspaceID string, msg shared.PushMessage, since time.Time)
+	Push(ctx context.Context, workspaceID string, msg shared.PushMessage, since time.Time) error
 }
 
 // Config configures an Attention.

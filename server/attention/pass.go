@@ -92,20 +92,16 @@ func (a *Attention) publish(workspaceID, action string, payload any) {
 // any error, pull request or finished turn the summary change reports.
 func (a *Attention) push(ctx context.Context, task shared.Task, t *told, open []shared.InboxRequest, m *mark) error {
 	if a.cfg.Pusher == nil {
-		if len(open) > 0 {
-			t.shown = open[0].PendingID
-		} else {
-			t.shown = ""
-		}
 		return nil
 	}
 	var msgs []shared.PushMessage
 	var since []time.Time
+	shown := ""
 	if len(open) > 0 {
-		if open[0].PendingID != t.shown {
+		shown = open[0].PendingID
+		if shown != t.shown {
 			msgs = append(msgs, requestMessage(task, open))
 			since = append(since, open[0].CreatedAt)
-			t.shown = open[0].PendingID
 		}
 	} else {
 		cleared := m.summaries && m.next != nil && m.next.PendingAction == "" && (m.prev == nil || m.prev.PendingAction != "")
@@ -113,24 +109,25 @@ func (a *Attention) push(ctx context.Context, task shared.Task, t *told, open []
 			msgs = append(msgs, base(task, shared.PushClose))
 			since = append(since, m.since)
 		}
-		t.shown = ""
 		if msg, ok := summaryMessage(task, m); ok {
 			msgs = append(msgs, msg)
 			since = append(since, m.since)
 		}
 	}
-	if len(msgs) == 0 {
-		return nil
+	if len(msgs) > 0 {
+		pending, err := a.cfg.Store.CountOpenRequests(ctx, task.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		sent := a.cfg.Now().UTC()
+		for i, msg := range msgs {
+			msg.Pending, msg.SentAt = pending, sent
+			if err := a.cfg.Pusher.Push(ctx, task.WorkspaceID, msg, since[i]); err != nil {
+				return err
+			}
+		}
 	}
-	pending, err := a.cfg.Store.CountOpenRequests(ctx, task.WorkspaceID)
-	if err != nil {
-		return err
-	}
-	sent := a.cfg.Now().UTC()
-	for i, msg := range msgs {
-		msg.Pending, msg.SentAt = pending, sent
-		a.cfg.Pusher.Push(task.WorkspaceID, msg, since[i])
-	}
+	t.shown = shown
 	return nil
 }
 
