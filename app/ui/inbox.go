@@ -74,7 +74,7 @@ func (s *shell) renderInbox(now time.Time) app.UI {
 		}).ElseIf(s.inbox.Loaded(), func() app.UI {
 			return app.P().ID(idInboxEmpty).Class("inbox-empty").Role("status").
 				Text("Nothing needs you. When an agent asks for permission or asks a question, it shows here.")
-		}).Else(func() app.UI {
+		}).ElseIf(s.inbox.LoadError() == "", func() app.UI {
 			return app.P().Class("inbox-empty").Text("Loading what needs you…")
 		}),
 		app.If(s.inbox.Truncated(), func() app.UI {

@@ -1,15 +1,23 @@
 package ui
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/app/state"
+	"github.com/herd-dev/herd/app/wsclient"
 	"github.com/herd-dev/herd/shared"
 )
 
@@ -156,6 +164,7 @@ func TestInboxShowsAFailedListingWithARetry(t *testing.T) {
 	assert.Contains(t, elementWith(t, markup, "inbox-load-error"), `role="alert"`)
 	assert.Contains(t, markup, "Could not load what needs you: unknown action &#34;inbox.list&#34;")
 	elementWith(t, markup, "inbox-reload")
+	assert.NotContains(t, markup, "Loading what needs you…", "it is not loading any more")
 }
 
 func TestInboxDisablesAnAnswerInFlightAndOffersARetryAfterARefusal(t *testing.T) {
@@ -228,4 +237,166 @@ func TestTheAttentionSwitchShowsTheKeptChoice(t *testing.T) {
 	assert.Regexp(t, bare("checked"), elementWith(t, html(s), idAttention), "on by default")
 	s.attention.SetEnabled(false)
 	assert.NotRegexp(t, bare("checked"), elementWith(t, html(s), idAttention))
+}
+
+// inboxServer is the herd server reduced to the inbox: it answers
+// inbox.list with its requests and records every request it gets; the
+// first `refuse` answers are refused as internal errors.
+type inboxServer struct {
+	requests []shared.InboxRequest
+	mu       sync.Mutex
+	ops      []string // guarded by mu
+	refuse   int      // guarded by mu
+}
+
+func (s *inboxServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	ctx := r.Context()
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			return
+		}
+		req, err := shared.DecodeRequest(data)
+		if err != nil {
+			return
+		}
+		var answer any = shared.Empty{}
+		op := req.Action
+		switch req.Action {
+		case shared.ActionInboxList:
+			answer = shared.InboxListResponse{Requests: s.requests}
+		case shared.ActionPermissionRespond:
+			p, _ := shared.DecodePayload[shared.PermissionRespondRequest](req.Payload)
+			op += " " + p.SessionID + " " + p.PendingID + " " + p.OptionID
+		case shared.ActionClarificationRespond:
+			p, _ := shared.DecodePayload[shared.ClarificationRespondRequest](req.Payload)
+			op += " " + p.SessionID + " " + p.PendingID + " " + p.Answer
+		}
+		s.mu.Lock()
+		s.ops = append(s.ops, op)
+		refused := req.Action != shared.ActionPing && req.Action != shared.ActionInboxList && s.refuse > 0
+		if refused {
+			s.refuse--
+		}
+		s.mu.Unlock()
+		env, err := shared.NewResponse(req.ID, req.Action, answer, time.Now())
+		if refused {
+			env = shared.NewErrorEnvelope(req.ID, req.Action, shared.Errorf(shared.CodeInternal, "the agent could not take it"), time.Now())
+		}
+		if err != nil {
+			return
+		}
+		frame, _ := json.Marshal(env)
+		if c.Write(ctx, websocket.MessageText, frame) != nil {
+			return
+		}
+	}
+}
+
+// seen returns the recorded requests, pings left out.
+func (s *inboxServer) seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, op := range s.ops {
+		if op != shared.ActionPing {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// shellOn returns a booted shell whose link is a real client of srv, with
+// go-app's test engine to run its dispatches.
+func shellOn(t *testing.T, srv *inboxServer, tasks ...shared.Task) (*shell, app.TestEngine) {
+	t.Helper()
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	client := wsclient.New(wsclient.Options{URL: "ws" + strings.TrimPrefix(hs.URL, "http")})
+	client.Start()
+	t.Cleanup(client.Close)
+	require.Eventually(t, func() bool { return client.Request(context.Background(), shared.ActionPing, nil, nil) == nil },
+		5*time.Second, time.Millisecond)
+	eng := app.NewTestEngine()
+	var g grabber
+	require.NoError(t, eng.Load(&g))
+	eng.ConsumeAll()
+	s := booted(tasks...)
+	s.link = &link{ui: g.ctx, shell: s, client: client}
+	return s, eng
+}
+
+// The inbox is answered from its listing alone: the person allows a
+// permission (a refused first try, then its retry) and answers a question,
+// and the server sees those answers and no session subscription.
+func TestTheInboxAnswersRequestsWithoutOpeningTheirSessions(t *testing.T) {
+	now := time.Now()
+	srv := &inboxServer{requests: []shared.InboxRequest{permissionReq("p1", "t1", now), questionReq("q1", "t2", now)}, refuse: 1}
+	s, eng := shellOn(t, srv, newTask("t1", "Fix login", 1, nil), newTask("t2", "Update docs", 2, nil))
+
+	s.link.loadInbox(context.Background(), "w1")
+	eng.ConsumeAll()
+	require.Equal(t, []string{"q1", "p1"}, pendingIDsOf(s.inbox.Requests()))
+	assert.Equal(t, 2, s.attention.Pending())
+
+	until := func(what string, done func() bool) {
+		t.Helper()
+		require.Eventually(t, func() bool { eng.ConsumeAll(); return done() }, 5*time.Second, time.Millisecond, what)
+	}
+	s.answerInbox("p1", state.Answer{OptionID: "allow"})
+	assert.Equal(t, state.AnswerSending, s.inbox.Answer("p1").State)
+	until("the refusal arrives", func() bool { return s.inbox.Answer("p1").State == state.AnswerFailed })
+	assert.Contains(t, s.inbox.Answer("p1").Err, "the agent could not take it")
+	assert.Equal(t, 2, s.inbox.Len(), "a refused answer leaves the request")
+
+	s.answerInbox("p1", s.inbox.Answer("p1"))
+	until("the retry is taken", func() bool { return s.inbox.Len() == 1 })
+	s.inbox.SetDraft("q1", "main")
+	s.answerInbox("q1", state.Answer{Text: s.inbox.Draft("q1")})
+	until("the answer is taken", func() bool { return s.inbox.Len() == 0 })
+	assert.Zero(t, s.attention.Pending())
+
+	assert.Equal(t, []string{
+		shared.ActionInboxList,
+		shared.ActionPermissionRespond + " s-t1 p1 allow",
+		shared.ActionPermissionRespond + " s-t1 p1 allow",
+		shared.ActionClarificationRespond + " s-t2 q1 main",
+	}, srv.seen())
+}
+
+// The workspace feed's events reach the inbox, and a request that opens
+// while the tab is hidden starts the title's flash.
+func TestFeedEventsOpenAndCloseInboxRequests(t *testing.T) {
+	s, eng := shellOn(t, &inboxServer{}, newTask("t1", "Fix login", 1, nil))
+	s.attention.SetHidden(true)
+	notify := func(action string, payload any) {
+		env, err := shared.NewNotification(action, payload, time.Now())
+		require.NoError(t, err)
+		s.link.notify(env)
+		eng.ConsumeAll()
+	}
+	notify(shared.NotifyInboxRequestOpened, permissionReq("p1", "t1", time.Now()))
+	assert.Equal(t, 1, s.inbox.Len())
+	assert.True(t, s.attention.Flashing(), "a request opened in a hidden tab")
+	assert.Equal(t, 1, s.attention.Pending())
+
+	notify(shared.NotifyInboxRequestClosed, shared.InboxRequestClosed{WorkspaceID: "w1", TaskID: "t1", SessionID: "s-t1", PendingID: "p1", Status: shared.MessageResolved})
+	assert.Zero(t, s.inbox.Len())
+	assert.False(t, s.attention.Flashing(), "nothing waits any more")
+	notify(shared.NotifyInboxRequestOpened, permissionReq("p1", "t1", time.Now()))
+	assert.Zero(t, s.inbox.Len(), "a late open of a closed request stays closed")
+}
+
+// pendingIDsOf returns the pending ids of reqs in order.
+func pendingIDsOf(reqs []shared.InboxRequest) []string {
+	out := make([]string, len(reqs))
+	for i, r := range reqs {
+		out[i] = r.PendingID
+	}
+	return out
 }
