@@ -113,10 +113,6 @@ func (a *Attention) Opened(now time.Time) (chime bool) {
 	return true
 }
 
-// Flashing reports whether the title flashes (or, with reduced motion,
-// would).
-func (a *Attention) Flashing() bool { return a.flashing }
-
 // Title is the page's title at now: FlashTitle in the flash's even
 // periods, else the count ("(3) herd"), or AppTitle with nothing pending.
 func (a *Attention) Title(now time.Time) string {

@@ -89,7 +89,7 @@ func (s *shell) syncAttention() {
 }
 
 // show writes the title and the badge, and arms the timer of the flash's
-// next change.
+// next change (or clears it once the flash has ended).
 func (a *attender) show(s *shell) {
 	now := time.Now()
 	s.attention.SetReducedMotion(reducedMotion())
@@ -101,8 +101,14 @@ func (a *attender) show(s *shell) {
 		a.badge = n
 		setBadge(n, a.ignore)
 	}
-	if next, ok := s.attention.NextFlip(now); ok && a.timer == 0 {
+	next, ok := s.attention.NextFlip(now)
+	switch {
+	case ok && a.timer == 0:
+		// A millisecond past the flip, so the tick lands in the new phase.
 		a.timer = app.Window().Call("setTimeout", a.tick, next.Milliseconds()+1).Int()
+	case !ok && a.timer != 0:
+		app.Window().Call("clearTimeout", a.timer)
+		a.timer = 0
 	}
 }
 

@@ -108,7 +108,7 @@ func (s *shell) renderInboxItem(r shared.InboxRequest, now time.Time) app.UI {
 			app.A().Class("inbox-task").Href(session).Text(title),
 			app.Time().Class("inbox-ago").DateTime(r.CreatedAt.UTC().Format(time.RFC3339)).Text(state.Ago(now, r.CreatedAt)),
 			app.If(others > 0, func() app.UI {
-				return app.Span().Class("inbox-others").Text(plural(others, "more from this task", "more from this task"))
+				return app.Span().Class("inbox-others").Text(strconv.Itoa(others) + " more from this task")
 			}),
 		),
 		s.renderInboxAsk(r),

@@ -382,12 +382,14 @@ func TestFeedEventsOpenAndCloseInboxRequests(t *testing.T) {
 	}
 	notify(shared.NotifyInboxRequestOpened, permissionReq("p1", "t1", time.Now()))
 	assert.Equal(t, 1, s.inbox.Len())
-	assert.True(t, s.attention.Flashing(), "a request opened in a hidden tab")
+	_, flashing := s.attention.NextFlip(time.Now())
+	assert.True(t, flashing, "a request opened in a hidden tab flashes the title")
 	assert.Equal(t, 1, s.attention.Pending())
 
 	notify(shared.NotifyInboxRequestClosed, shared.InboxRequestClosed{WorkspaceID: "w1", TaskID: "t1", SessionID: "s-t1", PendingID: "p1", Status: shared.MessageResolved})
 	assert.Zero(t, s.inbox.Len())
-	assert.False(t, s.attention.Flashing(), "nothing waits any more")
+	_, flashing = s.attention.NextFlip(time.Now())
+	assert.False(t, flashing, "nothing waits any more")
 	notify(shared.NotifyInboxRequestOpened, permissionReq("p1", "t1", time.Now()))
 	assert.Zero(t, s.inbox.Len(), "a late open of a closed request stays closed")
 }
