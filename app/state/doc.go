@@ -71,6 +71,26 @@
 // Completions drive @file completion (the newest listing wins), and
 // PromptFits refuses a prompt that would not fit one frame.
 //
+// # The inbox
+//
+// Inbox holds every unanswered permission and clarification request of
+// the workspace by pending id, from inbox.list and the workspace feed's
+// inbox.request.opened / inbox.request.closed, so the inbox never
+// subscribes to a session. A close is final: its id is remembered (a
+// bounded FIFO), so an open that arrives after it, or a listing read
+// before it, does not bring the request back. A listing is applied with
+// the InboxMark taken before it was sent and replaces what the inbox
+// holds, except requests a live open wrote after the mark. One answer per
+// request is in flight at a time; a refusal keeps the request with the
+// answer for a retry, and the server's confirmation closes it.
+//
+// Attention decides the page's title ("(3) herd"), the count for the app
+// icon's badge, and, for a request that opens while the tab is hidden, one
+// sound per burst and a title that flashes until the tab is visible (the
+// count steadily with reduced motion), with an off switch kept in a KV. It
+// takes the time as an argument, so its timing is tested with fixed
+// clocks.
+//
 // # Authoritative listings
 //
 // A boot or list response is the full set of a workspace's live tasks. A

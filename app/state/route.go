@@ -6,19 +6,29 @@ import (
 )
 
 // Route is what the page's address selects: a task, and optionally one of
-// its sessions. The zero Route is the start page (the new task form).
+// its sessions, or the inbox. The zero Route is the start page (the new
+// task form).
 //
-// The UI's addresses are /tasks/{task_id} and
-// /tasks/{task_id}/sessions/{session_id}; ids are opaque, so they travel
-// path-escaped.
+// The UI's addresses are /tasks/{task_id},
+// /tasks/{task_id}/sessions/{session_id} and /inbox; ids are opaque, so
+// they travel path-escaped.
 type Route struct {
 	TaskID    string
 	SessionID string
+	// Inbox selects the inbox of every pending request; no task is
+	// selected with it.
+	Inbox bool
 }
+
+// InboxPath is the inbox's address.
+const InboxPath = "/inbox"
 
 // ParseRoute reads a page path. A path that is not one of the UI's
 // addresses, or whose ids do not unescape, is the start page.
 func ParseRoute(path string) Route {
+	if strings.TrimSuffix(path, "/") == InboxPath {
+		return Route{Inbox: true}
+	}
 	rest, ok := strings.CutPrefix(path, "/tasks/")
 	if !ok {
 		return Route{}
@@ -54,6 +64,9 @@ func unescape(seg string) string {
 
 // Path returns the route's page path: "/" for the start page.
 func (r Route) Path() string {
+	if r.Inbox {
+		return InboxPath
+	}
 	if r.TaskID == "" {
 		return "/"
 	}

@@ -71,7 +71,24 @@
 // own text behind a disclosure.
 //
 // Keyboard: Ctrl/Cmd+K focuses the task search, Alt+↓/↑ move to the
-// next/previous task, Alt+Shift+↓ to the next task that needs you.
+// next/previous task, Alt+Shift+↓ to the next task that needs you,
+// Alt+Shift+I opens the inbox.
+//
+// # The inbox
+//
+// /inbox (inbox.go) shows every pending request of the workspace, newest
+// first, in the main pane (the whole width on a phone), reached from the
+// top bar's "Needs you N" link. Each item names its task (from the task
+// rows), how long it has waited, what it asks, and the decision inline:
+// the agent's options as the session's request card colours them
+// (permission.respond), or an answer box (clarification.respond), plus a
+// link to the session. It reads only state.Inbox and the store: showing
+// it never subscribes to a session. The link loads it with inbox.list in
+// the boot hook, after every (re)connect, and applies the feed's
+// inbox.request.* events. attention.go carries out what state.Attention
+// decides: document.title, navigator.setAppBadge where the browser has
+// it, the flash's browser timer, and a WebAudio chime, created on first
+// use; audio the browser refuses fails silently.
 //
 // # First screen
 //
@@ -100,7 +117,8 @@
 //     sent and applies its answer with state.ResponseWrite, so a live event
 //     that overtook the answer is not undone.
 //   - Notifications: task.created, task.updated, task.deleted and
-//     task.status_summary.updated become store writes.
+//     task.status_summary.updated become store writes;
+//     inbox.request.opened and inbox.request.closed go to the inbox.
 //   - Session notifications go to the session pane, which keeps the
 //     selected task's shown session subscribed (state.SessionDetail): it
 //     lists the task's sessions, subscribes to the one the address names,
@@ -138,6 +156,8 @@
 // # Goroutines
 //
 // The package starts none of its own. The wsclient.Client owns its
-// goroutines and the boot hook; creating a task and every session request
-// run in ctx.Async. Results always come back through ctx.Dispatch.
+// goroutines and the boot hook; creating a task, every session request and
+// every answer from the inbox run in ctx.Async. Results always come back
+// through ctx.Dispatch. The flash's timer is the browser's (setTimeout),
+// cleared when the shell dismounts.
 package ui

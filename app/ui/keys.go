@@ -13,9 +13,13 @@ import (
 //   - Alt+↓ and Alt+↑ show the next and the previous task in the
 //     switcher's order.
 //   - Alt+Shift+↓ shows the next task that needs you.
+//   - Alt+Shift+I opens the inbox of everything that needs you. It is
+//     read by its physical key (code), since on a Mac Alt changes the
+//     character the key types.
 //
 // The Alt keys are left alone inside a text field or a list box, where
-// they already mean something (moving by paragraph, opening the list).
+// they already mean something (moving by paragraph, opening the list,
+// typing a character).
 type keyListener struct {
 	fn app.Func
 }
@@ -45,6 +49,9 @@ func listenForKeys(s *shell) *keyListener {
 				step = -1
 			}
 			dispatch(s.link.ui, func(ctx app.Context) { s.moveSelection(ctx, step, needsYou) })
+		case alt && !mod && e.Get("shiftKey").Bool() && e.Get("code").String() == "KeyI" && !editing(e.Get("target")):
+			e.Call("preventDefault")
+			dispatch(s.link.ui, s.openInbox)
 		}
 		return nil
 	})

@@ -131,6 +131,9 @@ func (l *link) boot(ctx context.Context) {
 		s.bootErr = ""
 		s.ready = true
 	})
+	// Boot joined the feed, so inbox events flow already; the listing
+	// follows them (state.Inbox.Load keeps what they brought).
+	l.loadInbox(ctx, resp.WorkspaceID)
 
 	for cursor := resp.NextCursor; cursor != ""; {
 		var sent state.Mark
@@ -189,6 +192,22 @@ func (l *link) notify(env shared.Envelope) {
 			return
 		}
 		w = state.SummaryWrite(ev.TaskID, ev.StatusSummary)
+	case shared.NotifyInboxRequestOpened:
+		r, err := shared.DecodePayload[shared.InboxRequest](env.Payload)
+		if err != nil {
+			app.Logf("herd: dropping %s: %v", env.Action, err)
+			return
+		}
+		dispatch(l.ui, func(app.Context) { l.shell.inboxOpened(r) })
+		return
+	case shared.NotifyInboxRequestClosed:
+		ev, err := shared.DecodePayload[shared.InboxRequestClosed](env.Payload)
+		if err != nil {
+			app.Logf("herd: dropping %s: %v", env.Action, err)
+			return
+		}
+		dispatch(l.ui, func(app.Context) { l.shell.inboxClosed(ev) })
+		return
 	default:
 		if strings.HasPrefix(env.Action, "session.") {
 			dispatch(l.ui, func(ctx app.Context) {

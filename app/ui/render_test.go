@@ -21,9 +21,10 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // booted returns a shell as it is after a boot of workspace w1 with tasks.
 func booted(tasks ...shared.Task) *shell {
-	s := &shell{store: state.New(), ready: true}
+	s := &shell{store: state.New(), inbox: state.NewInbox(), attention: state.NewAttention(state.MapKV{}), ready: true}
 	s.store.SetWorkspaces([]shared.Workspace{{ID: "w1", Name: "Main"}})
 	s.store.SelectWorkspace("w1")
+	s.inbox.SetWorkspace("w1")
 	s.store.SetConnection(state.Online)
 	for _, t := range tasks {
 		s.store.Apply(state.TaskWrite(t))

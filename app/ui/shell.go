@@ -40,6 +40,7 @@ func Routes(snapshot SnapshotFunc) {
 		// the mounted shell (go-app updates a component of the same type
 		// in place) and only changes what OnNav selects.
 		app.RouteWithRegexp(`^/tasks/[^/]+(/sessions/[^/]+)?/?$`, page)
+		app.RouteWithRegexp(`^`+state.InboxPath+`/?$`, page)
 	})
 }
 
@@ -68,6 +69,11 @@ type shell struct {
 	// sessions is the mounted task view's session pane, if any; browser
 	// only. The task view sets and clears it.
 	sessions *sessionView
+	// inbox holds the workspace's pending requests; attention decides the
+	// title and the sound, and attend, browser only, carries it out.
+	inbox     *state.Inbox
+	attention *state.Attention
+	attend    *attender
 
 	// ready is set once the first boot response has been applied; listed
 	// once every page of a listing has been (a task on a later page is not
@@ -100,9 +106,13 @@ type shell struct {
 // where it starts from the snapshot the server rendered into the page.
 func (s *shell) OnInit() {
 	s.store = state.New()
+	s.inbox = state.NewInbox()
 	if app.IsClient {
+		s.attention = state.NewAttention(localStorage)
 		s.seen = state.LoadSeen(localStorage)
 		s.hydrate()
+	} else {
+		s.attention = state.NewAttention(state.MapKV{})
 	}
 }
 
@@ -113,6 +123,8 @@ func (s *shell) OnMount(ctx app.Context) {
 	s.link = newLink(ctx, s)
 	s.wake = listenForWake(s.link.client.Nudge)
 	s.keys = listenForKeys(s)
+	s.attend = listenForAttention(ctx, s)
+	s.syncAttention()
 	s.link.client.Start()
 }
 
@@ -131,6 +143,7 @@ func (s *shell) OnNav(ctx app.Context) {
 func (s *shell) OnDismount() {
 	s.wake.release()
 	s.keys.release()
+	s.attend.release()
 	s.link.client.Close()
 }
 
@@ -219,6 +232,7 @@ func (s *shell) renderTopbar() app.HTMLHeader {
 		app.If(hasWorkspace, func() app.UI {
 			return app.Span().Class("workspace-name").Title("Workspace").Text(ws.Name)
 		}),
+		s.renderInboxToggle(),
 		app.Span().
 			ID("conn-status").
 			Class("conn", "conn-"+conn.String()).
@@ -271,7 +285,9 @@ func (s *shell) selectedTask() (shared.Task, bool) {
 func (s *shell) renderMain() app.UI {
 	t, selected := s.selectedTask()
 	missing := s.route.TaskID != "" && !selected && s.listed
-	return app.If(selected, func() app.UI { return s.taskViewOf(t) }).Else(func() app.UI {
+	return app.If(selected, func() app.UI { return s.taskViewOf(t) }).ElseIf(s.route.Inbox, func() app.UI {
+		return s.renderInbox(time.Now())
+	}).Else(func() app.UI {
 		return app.Div().Class("main-inner").Body(
 			app.If(s.bootErr != "", func() app.UI {
 				return app.P().Class("banner", "banner-error").Role("alert").Text("Could not load tasks: " + s.bootErr)

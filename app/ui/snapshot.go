@@ -71,6 +71,7 @@ func (s *shell) applyBoot(resp shared.BootResponse, sent state.Mark, listed map[
 	s.store.SetWorkspaces(resp.Workspaces)
 	s.store.SetAgentProfiles(resp.AgentProfiles)
 	s.store.SelectWorkspace(resp.WorkspaceID)
+	s.inbox.SetWorkspace(resp.WorkspaceID)
 	s.applyListed(resp.Tasks, sent, listed)
 }
 
