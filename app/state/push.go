@@ -213,18 +213,20 @@ func (p *Push) Listed(ticket int, devices []shared.PushDevice) {
 }
 
 // Subscribed records this browser's registration: the device becomes this
-// browser's, replacing its earlier copy in the list.
+// browser's, replacing its earlier copy in the list. An answer without a
+// device id changes nothing.
 func (p *Push) Subscribed(ticket int, device shared.PushDevice) {
-	if !p.Current(ticket) {
+	if !p.Current(ticket) || device.ID == "" {
 		return
 	}
 	p.deviceID = device.ID
 	p.upsert(device)
 }
 
-// Updated records a device as the server stored it.
+// Updated records a device as the server stored it; an answer without a
+// device id changes nothing.
 func (p *Push) Updated(ticket int, device shared.PushDevice) {
-	if p.Current(ticket) {
+	if p.Current(ticket) && device.ID != "" {
 		p.upsert(device)
 	}
 }

@@ -278,3 +278,13 @@ func TestADevicesDefaultNameFitsTheBound(t *testing.T) {
 	assert.LessOrEqual(t, len(name), shared.MaxDeviceNameBytes)
 	assert.True(t, strings.HasPrefix(name, "Chromium on Ω"))
 }
+
+func TestAnUpdateAnswerWithoutADeviceChangesNothing(t *testing.T) {
+	p := pushOf(t, PushSupported, PermissionGranted, "d1", device("d1", "Here"))
+	n, _ := p.Begin(PushSaving)
+	p.Updated(n, shared.PushDevice{})
+	p.Done(n, "", "")
+	assert.Empty(t, p.OtherDevices(), "no nameless device appears")
+	d, _ := p.ThisDevice()
+	assert.Equal(t, "Here", d.Name)
+}
