@@ -170,11 +170,26 @@ type PushDeviceListResponse struct {
 }
 
 // PushDeviceUpdateRequest renames a device or changes what notifies it;
-// absent fields stay.
+// absent fields stay. It is answered with the PushDevice as stored.
 type PushDeviceUpdateRequest struct {
 	DeviceID    string           `json:"device_id"`
 	Name        *string          `json:"name,omitempty"`
 	Preferences *PushPreferences `json:"preferences,omitempty"`
+}
+
+// PushResubscribeRequest is the body of POST /api/v1/push/resubscribe,
+// sent by the service worker with "Authorization: HerdDevice <credential>"
+// when the push service replaced the browser's subscription
+// (pushsubscriptionchange): the credential's device keeps its id, name and
+// preferences and takes the new endpoint and keys, checked as
+// push.subscribe checks them. It answers a PushSubscribeResponse; the
+// worker keeps the credential it carries in place of the old one.
+type PushResubscribeRequest struct {
+	Endpoint string `json:"endpoint"`
+	Keys     struct {
+		P256dh string `json:"p256dh"`
+		Auth   string `json:"auth"`
+	} `json:"keys"`
 }
 
 // PushDeviceRef names a device.

@@ -11,7 +11,7 @@ import (
 )
 
 func TestStaticHoldsTheCommittedAssets(t *testing.T) {
-	for _, name := range []string{"app.css", "icon.svg", "icon-192.png", "icon-512.png", "icon-maskable-512.png"} {
+	for _, name := range []string{"app.css", "push.js", "icon.svg", "icon-192.png", "icon-512.png", "icon-maskable-512.png"} {
 		info, err := fs.Stat(Static, name)
 		require.NoError(t, err, "Static must be rooted at web/static/ and hold %s", name)
 		assert.Positive(t, info.Size(), name)

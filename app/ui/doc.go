@@ -146,6 +146,21 @@
 //   - The browser's online and visibilitychange events nudge the client
 //     to reconnect at once instead of waiting out its backoff.
 //
+// # Notifications on this device
+//
+// The top bar's bell opens a modal panel (notify.go; a dialog under the
+// bell on desktop, a sheet on phones) whose state is state.Push. It says
+// what the browser lacks for Web Push and how to fix it, and turns
+// notifications on only from its button: the permission is asked inside
+// that click (browsers refuse it otherwise), then PushManager.subscribe
+// with push.config.get's key, then push.subscribe; the credential it
+// answers goes to IndexedDB for the service worker (server/webui's
+// worker_push.js). The browser's side is web/static/push.js
+// (window.herdPush), awaited from goroutines of ctx.Async (pushbridge.go).
+// window.herdRegisterPush(subscription, name?) is the step after
+// PushManager.subscribe on its own, for browser tests whose headless
+// Chromium reaches no push service.
+//
 // With ?test-hooks=1 in the page URL, window.__herdTestDropAfterNextSend()
 // makes the client drop its connection right after the next message.add
 // is sent, so browser tests can lose an answer the way a network does.

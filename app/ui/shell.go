@@ -100,6 +100,8 @@ type shell struct {
 	// rowEdit is the open actions of one task row.
 	rowEdit rowEdit
 	draft   draft
+	// push is the "Notifications on this device" panel (notify.go).
+	push pushPanel
 }
 
 // OnInit creates the store; it runs on the server and in the browser,
@@ -125,6 +127,7 @@ func (s *shell) OnMount(ctx app.Context) {
 	s.keys = listenForKeys(s)
 	s.attend = listenForAttention(ctx, s)
 	s.syncAttention()
+	s.installPushHook()
 	s.link.client.Start()
 }
 
@@ -135,6 +138,8 @@ func (s *shell) OnNav(ctx app.Context) {
 	if s.sheetOpen {
 		s.sheetOpen = false
 	}
+	// A tapped notification navigates here: its task, not the panel.
+	s.push.open = false
 }
 
 // OnDismount disconnects. The client's goroutines reach the UI goroutine
@@ -144,6 +149,7 @@ func (s *shell) OnDismount() {
 	s.wake.release()
 	s.keys.release()
 	s.attend.release()
+	s.releasePushHook()
 	s.link.client.Close()
 }
 
@@ -187,11 +193,13 @@ func (s *shell) Render() app.UI {
 	if _, selected := s.selectedTask(); selected {
 		main = main.Class("main-task")
 	}
-	if s.sheetOpen {
-		// The open sheet is modal: the page behind it takes no focus or
-		// clicks.
+	sidebar := app.Aside().Class("sidebar").Aria("label", "Tasks")
+	if s.sheetOpen || s.push.open {
+		// The open sheet or panel is modal: the page behind it takes no
+		// focus or clicks.
 		header = header.Attr("inert", true)
 		main = main.Attr("inert", true)
+		sidebar = sidebar.Attr("inert", true)
 	}
 	return root.Body(
 		header,
@@ -199,17 +207,18 @@ func (s *shell) Render() app.UI {
 		// Always there, empty on a phone: go-app matches children by
 		// position, and a sidebar that came and went with the layout would
 		// rebuild the main pane after it (and remount the task view).
-		app.Aside().Class("sidebar").Aria("label", "Tasks").Body(
+		sidebar.Body(
 			app.If(!s.phone, func() app.UI { return s.renderSwitcher(false) }),
 		),
 		main.Body(s.renderMain()),
 		app.If(s.phone, s.renderSheet),
+		s.renderNotifyLayer(),
 		s.renderSnapshot(),
 	)
 }
 
 // renderTopbar draws the header: the phone's switcher button, the brand,
-// the workspace and the connection indicator.
+// the workspace, the connection indicator and the notifications bell.
 func (s *shell) renderTopbar() app.HTMLHeader {
 	conn := s.store.Connection()
 	ws, hasWorkspace := s.store.Workspace()
@@ -242,6 +251,7 @@ func (s *shell) renderTopbar() app.HTMLHeader {
 				app.Span().Class("conn-dot").Aria("hidden", "true"),
 				app.Span().Class("conn-text").Text(conn.String()),
 			),
+		s.renderNotifyButton(),
 	)
 }
 

@@ -36,7 +36,7 @@ const (
 
 // requiredAssets must exist in Options.Static: the page and the manifest
 // point at them, and the service worker fails to install without them.
-var requiredAssets = []string{"app.css", "icon.svg", "icon-192.png", "icon-512.png", "icon-maskable-512.png"}
+var requiredAssets = []string{"app.css", "push.js", "icon.svg", "icon-192.png", "icon-512.png", "icon-maskable-512.png"}
 
 // Options configures New.
 type Options struct {
@@ -93,7 +93,10 @@ func New(opts Options) (http.Handler, error) {
 			Maskable: "/web/icon-maskable-512.png",
 			SVG:      "/web/icon.svg",
 		},
-		Styles:             []string{"/web/app.css"},
+		Styles: []string{"/web/app.css"},
+		// push.js is the app's bridge to Web Push; the service worker
+		// imports it as well, and caches it as it caches every script.
+		Scripts:            []string{"/web/push.js"},
 		CacheableResources: []string{"/web/icon.svg"},
 		RawHeaders:         []string{`<meta name="color-scheme" content="light dark">`},
 		Version:            opts.Version,

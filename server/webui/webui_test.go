@@ -68,6 +68,7 @@ func staticFS(t *testing.T, withWasm bool) fstest.MapFS {
 	t.Helper()
 	fsys := fstest.MapFS{
 		"app.css":               {Data: []byte("body{}")},
+		"push.js":               {Data: []byte("self.herdPush = {};")},
 		"icon.svg":              {Data: []byte("<svg/>")},
 		"icon-192.png":          {Data: []byte("png")},
 		"icon-512.png":          {Data: []byte("png")},

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	_ "embed"
 	"errors"
 	"strings"
 
@@ -49,11 +50,26 @@ async function fetchPage(request) {
   }
 }`
 
+// goAppPushSection starts the part of go-app's template that handles push
+// and notification clicks, which runs to the template's end. herd's own
+// handlers replace it: go-app's would show a second notification for every
+// push and read another payload.
+const goAppPushSection = "// -----------------------------------------------------------------------------\n// Push Notifications\n"
+
+// pushHandlers are herd's push, notificationclick and
+// pushsubscriptionchange handlers (see docs/protocol.md, "Attention").
+//
+//go:embed worker_push.js
+var pushHandlers string
+
 // serviceWorkerTemplate returns go-app's service worker template with
-// pageAwareFetch in place of its cache-first fetch handler.
+// pageAwareFetch in place of its cache-first fetch handler and
+// pushHandlers in place of its push section.
 func serviceWorkerTemplate() (string, error) {
-	if !strings.Contains(app.DefaultAppWorkerJS, cacheFirstFetch) {
+	tmpl := app.DefaultAppWorkerJS
+	cut := strings.Index(tmpl, goAppPushSection)
+	if !strings.Contains(tmpl, cacheFirstFetch) || cut < 0 {
 		return "", errors.New("webui: go-app's service worker template changed shape; review worker.go")
 	}
-	return strings.Replace(app.DefaultAppWorkerJS, cacheFirstFetch, pageAwareFetch, 1), nil
+	return strings.Replace(tmpl[:cut], cacheFirstFetch, pageAwareFetch, 1) + pushHandlers, nil
 }
