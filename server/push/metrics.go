@@ -26,7 +26,8 @@ var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1
 //     outcome — "sent", "gone" (the device's push service no longer
 //     knows it), "rejected" (another answer), "expired" (the TTL passed
 //     before it was accepted), "exhausted" (retries used up), "failed"
-//     (herd could not make the request);
+//     (herd could not make the request, or a SendNow's one request
+//     failed with what a Send would retry);
 //   - herd_push_queue_drops_total{reason}: messages dropped before being
 //     sent, by reason — "replaced" (a newer one of the same tag took its
 //     place), "overflow" (the device's queue was full), "closed" (the

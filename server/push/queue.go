@@ -182,14 +182,14 @@ func (s *Sender) settleLocked(l *lane) {
 }
 
 // park puts it back at the head of l and holds the lane for after; while
-// closing it drops it instead. It reports whether it parked.
-func (s *Sender) park(l *lane, it *item, after time.Duration) bool {
+// closing it drops it instead.
+func (s *Sender) park(l *lane, it *item, after time.Duration) {
 	s.mu.Lock()
 	if s.closing {
 		s.settleLocked(l)
 		s.mu.Unlock()
 		s.drop([]*item{it}, OutcomeClosed, ErrClosed)
-		return false
+		return
 	}
 	l.items = append([]*item{it}, l.items...)
 	l.state = laneParked
@@ -199,7 +199,6 @@ func (s *Sender) park(l *lane, it *item, after time.Duration) bool {
 		s.unpark(l)
 	})
 	s.mu.Unlock()
-	return true
 }
 
 // unpark makes a parked lane ready when its retry timer fires; after
@@ -244,8 +243,8 @@ func (s *Sender) drop(items []*item, outcome Outcome, err error) {
 	}
 }
 
-// report tells the metrics, the OnResult hook and a waiting SendNow of
-// it's outcome r.
+// report tells the metrics, the OnResult hook and a waiting SendNow the
+// outcome r of it.
 func (s *Sender) report(it *item, r Result) {
 	r.DeviceID, r.Kind, r.Tag = it.target.ID, it.msg.Payload.Kind, it.msg.Payload.Tag
 	r.Attempts = it.attempts
