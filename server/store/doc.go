@@ -91,6 +91,20 @@
 // grows by segment rows (message_segments) rather than by rewriting the
 // content, and FinishMessage folds the segments into the content once.
 //
+// # Push devices
+//
+// The VAPID key pair is one row, made by the first VAPIDKeys call with an
+// insert that does nothing when a row exists, then read back, so replicas
+// starting together end with one pair. A push device is one row per
+// subscription endpoint: SavePushDevice upserts by endpoint, keeping the
+// id and created_at, and checks the per-workspace bound after taking the
+// workspace row (FOR NO KEY UPDATE on PostgreSQL; SQLite's single writer
+// serialises), so concurrent subscribers cannot pass it. A device belongs
+// to the server token it was subscribed under (token_digest): reads,
+// updates and removals by a person name the token and do not see
+// another's devices; DropPushDevice (its push service forgot it) and
+// PruneStalePushDevices (start-up) do not ask.
+//
 // # Times
 //
 // Every time is written in UTC, truncated to microseconds, the precision both
