@@ -47,6 +47,11 @@ func (s *Server) routes() *echo.Echo {
 	// authentication.
 	e.Any("/api/v1/github/webhook", s.githubWebhook)
 
+	// A notification's service worker sends its device's credential, not
+	// the token: the device routes check it themselves.
+	e.POST("/api/v1/push/decision", s.pushDecision, s.requireReady)
+	e.POST("/api/v1/push/resubscribe", s.pushResubscribe, s.requireReady)
+
 	api := e.Group("/api/v1", s.requireToken, s.requireReady)
 	api.GET("/workspaces", s.apiWorkspaces)
 	api.GET("/workspaces/:id/tasks", s.apiTasks)

@@ -19,11 +19,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/attention"
 	"github.com/herd-dev/herd/server/coalescer"
 	"github.com/herd-dev/herd/server/gateway"
 	"github.com/herd-dev/herd/server/github"
 	"github.com/herd-dev/herd/server/gitwatch"
 	"github.com/herd-dev/herd/server/projector"
+	"github.com/herd-dev/herd/server/push"
 	"github.com/herd-dev/herd/server/sessions"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/server/taskgit"
@@ -44,6 +46,9 @@ type Options struct {
 	// Now is the clock of the limit on failed token attempts; nil means
 	// time.Now. Tests step it instead of waiting.
 	Now func() time.Time
+	// PushResult, when set, is told the outcome of every push (see
+	// push.Config.OnResult); benchmarks read latencies from it.
+	PushResult func(push.Result)
 	// MockAgent is the built-in mock profile (agent.MockProfile); a zero
 	// Command means the running executable as `herd mock-agent`, as
 	// herd serve runs it. Tests give mocktest.Profile(), the test binary.
@@ -69,12 +74,15 @@ type Server struct {
 	tokenDigest [sha256.Size]byte
 
 	ready     atomic.Bool
-	gateway   atomic.Pointer[gateway.Gateway] // set once start-up work is done
-	store     *store.Store                    // set by Start before ready
-	sessions  *sessions.Manager               // set by Start before ready
-	projector *projector.Projector            // set by Start before ready
-	git       *taskgit.Service                // set by Start before ready
-	webhook   atomic.Pointer[github.Webhook]  // set by Start with a webhook secret
+	gateway   atomic.Pointer[gateway.Gateway]   // set once start-up work is done
+	store     *store.Store                      // set by Start before ready
+	sessions  *sessions.Manager                 // set by Start before ready
+	projector *projector.Projector              // set by Start before ready
+	git       *taskgit.Service                  // set by Start before ready
+	webhook   atomic.Pointer[github.Webhook]    // set by Start with a webhook secret
+	attention *attention.Attention              // set by Start before ready
+	push      *push.Sender                      // set by Start before ready
+	devices   atomic.Pointer[attention.Service] // set once start-up work is done
 	// dbCheck answers /readyz's database question; set by Start before ready.
 	dbCheck *databaseCheck
 	// background runs work that lasts until shutdown (the GitHub poller);
@@ -191,7 +199,13 @@ func (s *Server) startup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("register stream metrics: %w", err)
 	}
-	proj, err := projector.New(projector.Config{Store: st, Logger: s.log.With("component", "projector")})
+	devices, err := s.startPush(ctx, st)
+	if err != nil {
+		return err
+	}
+	att := attention.New(attention.Config{Store: st, Pusher: devices, Logger: s.log.With("component", "attention")})
+	s.attention = att
+	proj, err := projector.New(projector.Config{Store: st, Watch: att, Logger: s.log.With("component", "projector")})
 	if err != nil {
 		return fmt.Errorf("start projector: %w", err)
 	}
@@ -233,6 +247,7 @@ func (s *Server) startup(ctx context.Context) error {
 		Projector:      proj,
 		Handoff:        s.cfg.ClaudeBackgroundPromptHandoff,
 		Git:            git,
+		Requests:       att,
 		AgentNice:      s.cfg.AgentNice,
 		Registerer:     s.registry,
 	})
@@ -251,6 +266,7 @@ func (s *Server) startup(ctx context.Context) error {
 		Summaries:      proj,
 		Tasks:          git,
 		Git:            git,
+		Attention:      devices,
 		Logger:         s.log.With("component", "gateway"),
 		Registerer:     s.registry,
 		Version:        s.opts.Version,
@@ -260,6 +276,7 @@ func (s *Server) startup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}
+	att.Start(gw)
 	proj.Start(gw)
 	git.Start(gw)
 	if err := mgr.Start(ctx, gw); err != nil {
@@ -278,8 +295,37 @@ func (s *Server) startup(ctx context.Context) error {
 	if err := s.startGitHub(st, proj); err != nil {
 		return err
 	}
+	s.devices.Store(devices)
 	s.gateway.Store(gw)
 	return nil
+}
+
+// startPush makes sure the VAPID key pair exists, removes the devices of
+// another token and starts the sender.
+func (s *Server) startPush(ctx context.Context, st *store.Store) (*attention.Service, error) {
+	public, private, err := st.VAPIDKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load push keys: %w", err)
+	}
+	digest := attention.TokenDigest(s.cfg.Token)
+	if n, err := st.PruneStalePushDevices(ctx, digest); err != nil {
+		return nil, fmt.Errorf("prune push devices: %w", err)
+	} else if n > 0 {
+		s.log.Info("removed push devices of another token", "devices", n)
+	}
+	metrics, err := push.NewMetrics(s.registry)
+	if err != nil {
+		return nil, fmt.Errorf("register push metrics: %w", err)
+	}
+	sender, err := push.New(push.Config{
+		Devices: st, VAPIDPublicKey: public, VAPIDPrivateKey: private, Subscriber: s.cfg.PushSubject,
+		Metrics: metrics, Logger: s.log.With("component", "push"), OnResult: s.opts.PushResult,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start push: %w", err)
+	}
+	s.push = sender
+	return attention.NewService(st, sender, digest, s.log.With("component", "push")), nil
 }
 
 // startGitHub mounts the webhook when a secret is configured and starts
@@ -360,6 +406,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		if s.projector != nil {
 			s.projector.Close()
+		}
+		if s.attention != nil {
+			s.attention.Close()
+		}
+		if s.push != nil {
+			// What waits to be pushed gets the rest of the shutdown's time.
+			if err := s.push.Close(ctx); err != nil {
+				s.log.Warn("push messages dropped at shutdown", "err", err)
+			}
 		}
 		if s.ln != nil {
 			if err := <-s.serveErr; err != nil {

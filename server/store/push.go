@@ -436,3 +436,41 @@ func (s *Store) PruneStalePushDevices(ctx context.Context, tokenDigest string) (
 	}
 	return res.RowsAffected, nil
 }
+
+// MovePushDevice gives the device id of tokenDigest the subscription its
+// browser renewed (pushsubscriptionchange) and a new credential digest;
+// it keeps its id, name, workspace and preferences. A device stored under
+// the new endpoint already is replaced by it. A malformed subscription is
+// a bad request.
+func (s *Store) MovePushDevice(ctx context.Context, id, tokenDigest, endpoint, p256dh, auth, credentialDigest string) (PushTarget, error) {
+	var row pushDeviceRow
+	err := s.write.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if row, err = loadPushDevice(ctx, tx, id, tokenDigest); err != nil {
+			return err
+		}
+		_, err = checkPushSubscription(PushSubscription{
+			WorkspaceID: row.WorkspaceID, Name: row.Name, Endpoint: endpoint, P256dh: p256dh, Auth: auth,
+			CredentialDigest: credentialDigest, TokenDigest: tokenDigest,
+		})
+		if err != nil {
+			return err
+		}
+		if err := tx.Where("endpoint = ? AND id <> ?", endpoint, id).Delete(&pushDeviceRow{}).Error; err != nil {
+			return fmt.Errorf("replace push device: %w", err)
+		}
+		row.Endpoint, row.P256dh, row.Auth, row.CredentialDigest, row.UpdatedAt = endpoint, p256dh, auth, credentialDigest, now()
+		err = tx.Model(&pushDeviceRow{}).Where("id = ?", id).Updates(map[string]any{
+			"endpoint": endpoint, "p256dh": p256dh, "auth": auth, "credential_digest": credentialDigest,
+			"updated_at": row.UpdatedAt,
+		}).Error
+		if err != nil {
+			return fmt.Errorf("move push device: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return PushTarget{}, err
+	}
+	return row.toTarget(), nil
+}
