@@ -26,7 +26,7 @@ type device struct {
 
 // subscribe registers a new subscription of the push service as a device
 // of the workspace, as the web app does after PushManager.subscribe.
-func subscribe(t *testing.T, c *wsClient, ps *pushtest.Service, workspaceID any, name string, prefs map[string]any) device {
+func subscribe(t testing.TB, c *wsClient, ps *pushtest.Service, workspaceID any, name string, prefs map[string]any) device {
 	t.Helper()
 	sub := ps.NewSubscription()
 	req := map[string]any{"workspace_id": workspaceID, "name": name, "endpoint": sub.Endpoint,
@@ -40,7 +40,7 @@ func subscribe(t *testing.T, c *wsClient, ps *pushtest.Service, workspaceID any,
 }
 
 // pushes waits for the device's nth push and decodes them all.
-func (d device) pushes(t *testing.T, n int) []map[string]any {
+func (d device) pushes(t testing.TB, n int) []map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -49,7 +49,7 @@ func (d device) pushes(t *testing.T, n int) []map[string]any {
 	out := make([]map[string]any, len(msgs))
 	for i, m := range msgs {
 		require.NoError(t, json.Unmarshal(m.Plaintext, &out[i]))
-		out[i]["\x00ttl"], out[i]["\x00urgency"], out[i]["\x00topic"] = m.TTL, m.Urgency, m.Topic
+		out[i]["\x00ttl"], out[i]["\x00urgency"], out[i]["\x00topic"], out[i]["\x00at"] = m.TTL, m.Urgency, m.Topic, m.At
 	}
 	return out
 }

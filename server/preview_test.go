@@ -22,7 +22,7 @@ func stateOf(sum map[string]any) any {
 
 // awaitRequest waits on a session subscriber for the agent's next request
 // of type typ and returns it.
-func awaitRequest(t *testing.T, c *wsClient, typ string) map[string]any {
+func awaitRequest(t testing.TB, c *wsClient, typ string) map[string]any {
 	t.Helper()
 	return awaitSessionEvent(t, c, "session.message.added", func(m map[string]any) bool { return m["type"] == typ })
 }

@@ -31,7 +31,7 @@ func newTaskSession(t *testing.T, c *wsClient) (task, session map[string]any) {
 
 // awaitState waits for a session.state_changed to state (or for the
 // snapshot to already show it).
-func awaitState(t *testing.T, c *wsClient, sessionID any, state string) {
+func awaitState(t testing.TB, c *wsClient, sessionID any, state string) {
 	t.Helper()
 	for {
 		n := c.awaitNotification("session.state_changed")
@@ -44,7 +44,7 @@ func awaitState(t *testing.T, c *wsClient, sessionID any, state string) {
 
 // awaitSettled waits for the next session.turn.settled and returns its
 // outcome.
-func awaitSettled(t *testing.T, c *wsClient) string {
+func awaitSettled(t testing.TB, c *wsClient) string {
 	t.Helper()
 	return c.awaitNotification("session.turn.settled")["outcome"].(string)
 }

@@ -140,7 +140,7 @@ func TestRestartDuringARunningSessionLeavesNoStaleBadge(t *testing.T) {
 
 // awaitSessionEvent waits on a session subscriber for an event of the
 // session that satisfies ok.
-func awaitSessionEvent(t *testing.T, c *wsClient, action string, ok func(map[string]any) bool) map[string]any {
+func awaitSessionEvent(t testing.TB, c *wsClient, action string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
 	for {
 		if n := c.awaitNotification(action); ok(n) {

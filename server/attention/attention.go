@@ -74,7 +74,8 @@ type Attention struct {
 	closed bool
 
 	// told is what was announced of each task; only the worker uses it.
-	// A task is forgotten once nothing of it is open or shown.
+	// It holds the tasks that had a request or a summary change worth a
+	// pass since start (a few words each), and forgets a deleted task.
 	told map[string]*told
 
 	wake chan struct{} // capacity one
@@ -104,6 +105,9 @@ type told struct {
 	// shown is the pending id of the request the devices show; empty
 	// when they show none.
 	shown string
+	// fresh is true until the first pass of the task completes: nothing
+	// of it was told by this process yet.
+	fresh bool
 }
 
 // New returns an Attention; Start starts its worker.

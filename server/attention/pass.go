@@ -27,7 +27,7 @@ func (a *Attention) pass(ctx context.Context, taskID string, m *mark) error {
 	}
 	t := a.told[taskID]
 	if t == nil {
-		t = &told{open: make(map[string]shared.InboxRequest)}
+		t = &told{open: make(map[string]shared.InboxRequest), fresh: true}
 		a.told[taskID] = t
 	}
 	if err := a.announce(ctx, task, t, open, m); err != nil {
@@ -36,9 +36,7 @@ func (a *Attention) pass(ctx context.Context, taskID string, m *mark) error {
 	if err := a.push(ctx, task, t, open, m); err != nil {
 		return err
 	}
-	if len(t.open) == 0 && t.shown == "" {
-		delete(a.told, taskID)
-	}
+	t.fresh = false
 	return nil
 }
 
@@ -104,7 +102,11 @@ func (a *Attention) push(ctx context.Context, task shared.Task, t *told, open []
 			since = append(since, open[0].CreatedAt)
 		}
 	} else {
-		cleared := m.summaries && m.next != nil && m.next.PendingAction == "" && (m.prev == nil || m.prev.PendingAction != "")
+		// A summary whose request cleared before this process told the
+		// devices anything of the task (a restart cancelled it, or
+		// another replica showed it) closes what they may still show.
+		cleared := t.fresh && m.summaries && m.next != nil && m.next.PendingAction == "" &&
+			(m.prev == nil || m.prev.PendingAction != "")
 		if t.shown != "" || cleared {
 			msgs = append(msgs, base(task, shared.PushClose))
 			since = append(since, m.since)
