@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"fmt"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/herd-dev/herd/server"
+	"github.com/herd-dev/herd/server/gitcli/gittest"
 	"github.com/herd-dev/herd/server/push/pushtest"
 )
 
@@ -235,4 +239,105 @@ func TestAGoneSubscriptionIsRemovedAndATestPushSaysWhatTheServiceSaid(t *testing
 	devices := owner.call("push.device.list", map[string]any{"workspace_id": ws})["devices"].([]any)
 	require.Len(t, devices, 1)
 	assert.Equal(t, kept.id, devices[0].(map[string]any)["id"])
+}
+
+// What a summary change says goes only to the devices that asked for it:
+// an agent error, a finished turn, a pull request turning red; a device
+// left at the defaults (requests only) is told none of it.
+func TestSummaryChangesNotifyOnlyTheDevicesThatAskedForThem(t *testing.T) {
+	const secret = "s3cret"
+	ps := pushtest.New(t)
+	srv := MustStart(t, func(cfg *server.Config, _ *server.Options) { cfg.GitHubWebhookSecret = secret })
+	c := MustDial(t, srv, nil)
+	repo := gittest.Init(t)
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	task := c.call("task.create", map[string]any{
+		"workspace_id": ws["id"], "title": "Fix login", "repositories": []any{map[string]any{"path": repo}},
+	})
+	session := c.call("session.create", map[string]any{"task_id": task["id"], "agent_profile_id": "mock"})
+	c.call("session.subscribe", map[string]any{"session_id": session["id"]})
+	awaitState(t, c, session["id"], "WAITING_FOR_INPUT")
+	everything := subscribe(t, c, ps, ws["id"], "Everything", map[string]any{
+		"requests": true, "errors": true, "turns": true, "pull_requests": true})
+	quiet := subscribe(t, c, ps, ws["id"], "Requests only", nil)
+
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "e-1", "content": "/scenario error"})
+	awaitSettled(t, c)
+	p := everything.pushes(t, 1)[0]
+	assert.Equal(t, "error", p["kind"])
+	assert.Equal(t, "Fix login hit an error", p["title"])
+	assert.NotEmpty(t, p["body"])
+	assert.InDelta(t, 3600, p["\x00ttl"], 60, "an error keeps an hour")
+
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "t-1", "content": "/scenario stream 5 20"})
+	awaitSettled(t, c)
+	p = everything.pushes(t, 2)[1]
+	assert.Equal(t, "turn", p["kind"])
+	assert.Equal(t, "Fix login finished its turn", p["title"])
+	assert.Equal(t, "low", p["\x00urgency"])
+
+	branch := task["repositories"].([]any)[0].(map[string]any)["branch"].(string)
+	for i, name := range []string{"pull_request_opened.json", "check_suite_completed.json"} {
+		recorded, err := os.ReadFile("github/testdata/" + name)
+		require.NoError(t, err)
+		body := bytes.ReplaceAll(recorded, []byte(`"herd/0190a1b2-fix-login"`), []byte(`"`+branch+`"`))
+		event := strings.TrimSuffix(strings.TrimSuffix(name, "_opened.json"), "_completed.json")
+		require.Equal(t, http.StatusOK, deliver(t, srv, fmt.Sprintf("d-%d", i), event, sign(secret, body), body))
+	}
+	p = everything.pushes(t, 3)[2]
+	assert.Equal(t, "pull_request", p["kind"])
+	assert.Equal(t, "Fix login pull request is failing", p["title"])
+	assert.Equal(t, "#42", p["body"])
+
+	// The quiet device heard none of it; a request still reaches it.
+	c.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "p-1", "content": "/scenario permission"})
+	awaitRequest(t, c, "permission_request")
+	assert.Equal(t, "permission", quiet.pushes(t, 1)[0]["kind"])
+	assert.Equal(t, "permission", everything.pushes(t, 4)[3]["kind"])
+}
+
+// Devices belong to the token that made them: after the server's token
+// changes they are removed at start and their credentials decide nothing.
+// A renewed subscription keeps its device and gets a new credential.
+func TestDevicesBelongToTheTokenThatMadeThem(t *testing.T) {
+	const first, second = "first-token-0123456789", "second-token-0123456789"
+	ps := pushtest.New(t)
+	dir := t.TempDir()
+	start := func(token string) (*server.Server, *wsClient) {
+		srv := MustStart(t, func(cfg *server.Config, _ *server.Options) { cfg.DataDir, cfg.Token = dir, token })
+		return srv, MustDial(t, srv, http.Header{"Authorization": {"Bearer " + token}})
+	}
+	srv, c := start(first)
+	ws := c.call("workspace.create", map[string]any{"name": "W"})
+	phone := subscribe(t, c, ps, ws["id"], "Phone", nil)
+
+	renewed := ps.NewSubscription()
+	body, err := json.Marshal(map[string]any{"endpoint": renewed.Endpoint, "keys": map[string]any{"p256dh": renewed.P256dh, "auth": renewed.Auth}})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, "http://"+srv.Addr()+"/api/v1/push/resubscribe", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "HerdDevice "+phone.credential)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var moved map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&moved))
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%v", moved)
+	assert.Equal(t, phone.id, moved["device"].(map[string]any)["id"], "the same device")
+	fresh := moved["credential"].(string)
+	assert.NotEqual(t, phone.credential, fresh)
+	status, _ := decide(t, srv, phone.credential, map[string]any{"workspace_id": ws["id"], "session_id": "s", "pending_id": "p", "option_id": "allow"})
+	assert.Equal(t, http.StatusUnauthorized, status, "the old credential is replaced")
+	status, _ = decide(t, srv, fresh, map[string]any{"workspace_id": ws["id"], "session_id": "s", "pending_id": "p", "option_id": "allow"})
+	assert.Equal(t, http.StatusNotFound, status, "the new one is the device's")
+	c.call("push.test", map[string]any{"device_id": phone.id})
+	require.Len(t, device{sub: renewed}.pushes(t, 1), 1, "pushes go to the renewed subscription")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, srv.Shutdown(ctx))
+	srv, c = start(second)
+	assert.Empty(t, c.call("push.device.list", map[string]any{"workspace_id": ws["id"]})["devices"])
+	status, _ = decide(t, srv, fresh, map[string]any{"workspace_id": ws["id"], "session_id": "s", "pending_id": "p", "option_id": "allow"})
+	assert.Equal(t, http.StatusUnauthorized, status, "another token's device decides nothing")
 }

@@ -94,6 +94,10 @@ type mark struct {
 	next *shared.TaskStatusSummary
 	// summaries is true once a summary change marked the task.
 	summaries bool
+	// running is true when a summary of the mark had the primary session
+	// running, so a turn that started and settled between two passes
+	// still counts as settled.
+	running bool
 	// since is the earliest event of the mark.
 	since time.Time
 }
@@ -176,6 +180,9 @@ func (a *Attention) SummaryChanged(taskID, _ string, prev *shared.TaskStatusSumm
 			m.prev, m.summaries = prev, true
 		}
 		m.next = &next
+		if primaryState(next) == shared.SessionRunning || prev != nil && primaryState(*prev) == shared.SessionRunning {
+			m.running = true
+		}
 	})
 }
 
@@ -239,6 +246,7 @@ func (a *Attention) putBack(taskID string, old *mark) {
 				m.next = old.next
 			}
 		}
+		m.running = m.running || old.running
 	})
 }
 

@@ -212,8 +212,7 @@ func summaryMessage(task shared.Task, m *mark) (shared.PushMessage, bool) {
 		}
 		return msg, true
 	}
-	if m.prev != nil && primaryState(prev) == shared.SessionRunning && primaryState(next) == shared.SessionWaitingForInput &&
-		next.PendingAction == "" && next.QueuedPromptCount == 0 && prev.PrimarySession.ID == next.PrimarySession.ID {
+	if m.running && primaryState(next) == shared.SessionWaitingForInput && next.PendingAction == "" && next.QueuedPromptCount == 0 {
 		msg := base(task, shared.PushTurn)
 		msg.SessionID = next.PrimarySession.ID
 		msg.URL += "/sessions/" + url.PathEscape(msg.SessionID)
