@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -170,13 +170,19 @@ func TestAPermissionRequestReachesTheInboxAndEveryDeviceAndIsAnsweredFromANotifi
 	closed := awaitFeed(t, feed, "inbox.request.closed")
 	assert.Equal(t, request["pending_id"], closed["pending_id"])
 	assert.Equal(t, "resolved", closed["status"])
-	for _, d := range []device{phone, laptop} {
-		p := d.pushes(t, 2)[1]
-		assert.Equal(t, "close", p["kind"])
-		assert.Equal(t, "task:"+task["id"].(string), p["tag"])
-		assert.EqualValues(t, 0, p["pending"])
-	}
+	p := laptop.pushes(t, 2)[1]
+	assert.Equal(t, "close", p["kind"])
+	assert.Equal(t, "task:"+task["id"].(string), p["tag"])
+	assert.EqualValues(t, 0, p["pending"])
 	assert.Empty(t, owner.call("inbox.list", map[string]any{"workspace_id": ws})["requests"])
+
+	// The phone closed its own notification when it answered: no close
+	// is pushed to it (a push that shows nothing costs a browser's
+	// patience), so its next push is the next request.
+	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "p-2", "content": "/scenario permission"})
+	awaitRequest(t, owner, "permission_request")
+	assert.Equal(t, "permission", phone.pushes(t, 2)[1]["kind"])
+	assert.Equal(t, "permission", laptop.pushes(t, 3)[2]["kind"])
 	assert.Empty(t, stranger.sub.Messages(), "another workspace's device is told nothing")
 }
 
@@ -201,14 +207,13 @@ func TestAQuestionIsAnsweredFromItsNotificationAndAWithdrawnRequestIsAConflict(t
 	status, body := decide(t, srv, phone.credential, answer)
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	require.Equal(t, "end_turn", awaitSettled(t, owner))
-	assert.Equal(t, "close", phone.pushes(t, 2)[1]["kind"])
 
 	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "p-2", "content": "/scenario permission"})
 	request := awaitRequest(t, owner, "permission_request")
-	assert.Equal(t, "permission", phone.pushes(t, 3)[2]["kind"])
+	assert.Equal(t, "permission", phone.pushes(t, 2)[1]["kind"], "no close to the device that answered")
 	owner.call("session.cancel", map[string]any{"session_id": session["id"]})
 	require.Equal(t, "cancelled", awaitSettled(t, owner))
-	assert.Equal(t, "close", phone.pushes(t, 4)[3]["kind"], "a withdrawn request's notification closes")
+	assert.Equal(t, "close", phone.pushes(t, 3)[2]["kind"], "a withdrawn request's notification closes")
 	status, _ = decide(t, srv, phone.credential, map[string]any{"workspace_id": ws, "session_id": session["id"],
 		"pending_id": request["pending_id"], "option_id": "allow"})
 	assert.Equal(t, http.StatusConflict, status)

@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 func MustStart(tb testing.TB, mutate func(*server.Config, *server.Options)) *server.Server {
 	tb.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: tb.TempDir(), Demo: false}
-	opts := server.Options{Version: "test", MockAgent: mocktest.Profile()}
+	opts := server.Options{Version: "test", MockAgent: mocktest.Profile(), PushLoopbackHTTP: true}
 	if mutate != nil {
 		mutate(&cfg, &opts)
 	}

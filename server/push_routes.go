@@ -32,7 +32,7 @@ func (s *Server) pushDecision(c echo.Context) error {
 	if err := decodeBody(c, &req); err != nil {
 		return s.writeError(c, err)
 	}
-	out, err := s.attention.Decide(c.Request().Context(), s.sessions, device.WorkspaceID, req)
+	out, err := s.attention.Decide(c.Request().Context(), s.sessions, device.PushDevice, req)
 	if err != nil {
 		return s.writeError(c, err)
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	// Now is the clock of the limit on failed token attempts; nil means
 	// time.Now. Tests step it instead of waiting.
 	Now func() time.Time
+	// PushLoopbackHTTP lets push devices use http:// endpoints on a
+	// loopback host: tests' push service. Real ones are https.
+	PushLoopbackHTTP bool
 	// PushResult, when set, is told the outcome of every push (see
 	// push.Config.OnResult); benchmarks read latencies from it.
 	PushResult func(push.Result)
@@ -325,7 +328,7 @@ func (s *Server) startPush(ctx context.Context, st *store.Store) (*attention.Ser
 		return nil, fmt.Errorf("start push: %w", err)
 	}
 	s.push = sender
-	return attention.NewService(st, sender, digest, s.log.With("component", "push")), nil
+	return attention.NewService(st, sender, digest, s.opts.PushLoopbackHTTP, s.log.With("component", "push")), nil
 }
 
 // startGitHub mounts the webhook when a secret is configured and starts
@@ -408,7 +411,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.projector.Close()
 		}
 		if s.attention != nil {
-			s.attention.Close()
+			s.attention.Close(ctx)
 		}
 		if s.push != nil {
 			// What waits to be pushed gets the rest of the shutdown's time.

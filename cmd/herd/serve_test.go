@@ -31,7 +31,8 @@ func startServer(tb testing.TB, static fs.FS, token string, mutate ...func(*serv
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	srv, err = server.New(cfg, server.Options{Version: "test", UI: h})
+	// The loopback push service of the push tests speaks plain HTTP.
+	srv, err = server.New(cfg, server.Options{Version: "test", UI: h, PushLoopbackHTTP: true})
 	require.NoError(tb, err)
 	require.NoError(tb, srv.Start(context.Background()))
 	tb.Cleanup(func() {

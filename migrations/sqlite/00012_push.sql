@@ -6,8 +6,11 @@
 -- start and kept, so subscriptions survive restarts and replicas share it;
 -- of two replicas starting together the first insert wins.
 --
--- push_devices holds one row per browser subscription. endpoint is unique:
--- subscribing the same endpoint again updates that row, which keeps its id
+-- push_devices holds one row per browser subscription and workspace (a
+-- browser has one subscription, which each workspace it turned
+-- notifications on for keeps as its own device). (endpoint, workspace_id)
+-- is unique: subscribing the same endpoint for the same workspace again
+-- updates that row, which keeps its id
 -- and created_at. credential_digest is the SHA-256 digest of the secret of
 -- the device's credential (the credential itself is shown once);
 -- token_digest names the server token the device was subscribed under, so
@@ -27,7 +30,7 @@ CREATE TABLE push_devices (
     id                   TEXT     NOT NULL PRIMARY KEY,
     workspace_id         TEXT     NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     name                 TEXT     NOT NULL,
-    endpoint             TEXT     NOT NULL UNIQUE,
+    endpoint             TEXT     NOT NULL,
     p256dh               TEXT     NOT NULL,
     auth                 TEXT     NOT NULL,
     credential_digest    TEXT     NOT NULL,
@@ -40,6 +43,8 @@ CREATE TABLE push_devices (
     updated_at           DATETIME NOT NULL,
     last_sent_at         DATETIME
 );
+
+CREATE UNIQUE INDEX push_devices_endpoint ON push_devices (endpoint, workspace_id);
 
 -- Serves a workspace's devices of one token, oldest first, and the count
 -- that bounds them.

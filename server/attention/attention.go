@@ -31,10 +31,11 @@ type Publisher interface {
 
 // Pusher delivers a push message to every device of a workspace whose
 // preferences take its kind. since is when the event it reports happened,
-// for the latency from it to the push leaving herd. It is called from the
+// for the latency from it to the push leaving herd; except, when set, is a
+// device to leave out. It is called from the
 // worker, may read the store, and must not wait for the delivery.
 type Pusher interface {
-	Push(ctx context.Context, workspaceID string, msg shared.PushMessage, since time.Time) error
+	Push(ctx context.Context, workspaceID string, msg shared.PushMessage, since time.Time, except string) error
 }
 
 // Config configures an Attention.
@@ -50,10 +51,16 @@ type Config struct {
 }
 
 // Retry delays after a failed read: doubling from the first to the last.
+// A task whose pass failed maxFailures times in a row is given up, so one
+// that cannot be read does not stall the others for ever.
 const (
 	firstBackoff = 100 * time.Millisecond
 	lastBackoff  = 5 * time.Second
+	maxFailures  = 8
 )
+
+// maxDeciders bounds the decisions remembered for their close.
+const maxDeciders = 1024
 
 // Attention works off the marks of tasks. Its methods are safe for
 // concurrent use.
@@ -70,8 +77,19 @@ type Attention struct {
 	// Guarded by mu.
 	marks map[string]*mark
 	queue []string
-	// closed is set by Close. Guarded by mu.
-	closed bool
+	// started is set by Start and closed by Close; drainCtx bounds the
+	// work Close waits for. Guarded by mu.
+	started, closed bool
+	drainCtx        context.Context
+	// deciders maps the pending id of a request answered from a
+	// notification to the device that answered it, until its close is
+	// pushed; at most maxDeciders (then it starts over: a device that
+	// misses its exclusion only gets one close too many). Guarded by mu.
+	deciders map[string]string
+
+	// draining is set by the worker once Close asked it to finish; only
+	// the worker uses it.
+	draining bool
 
 	// told is what was announced of each task; only the worker uses it.
 	// It holds the tasks that had a request or a summary change worth a
@@ -100,6 +118,8 @@ type mark struct {
 	running bool
 	// since is the earliest event of the mark.
 	since time.Time
+	// failures counts the passes of the mark that failed in a row.
+	failures int
 }
 
 // told is what the feed and the devices were told of a task.
@@ -124,37 +144,82 @@ func New(cfg Config) *Attention {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Attention{
-		cfg:   cfg,
-		log:   log,
-		marks: make(map[string]*mark),
-		told:  make(map[string]*told),
-		wake:  make(chan struct{}, 1),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		cfg:      cfg,
+		log:      log,
+		marks:    make(map[string]*mark),
+		told:     make(map[string]*told),
+		deciders: make(map[string]string),
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 }
 
 // Start starts the worker, which publishes the inbox events through pub;
 // Close ends it. Tasks marked before Start are worked off once it runs.
 func (a *Attention) Start(pub Publisher) {
-	a.pub = pub
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.started || a.closed {
+		return
+	}
+	a.started, a.pub = true, pub
 	go a.run()
 }
 
-// Close stops the worker after the pass it is in. Marks not worked off
-// are dropped: a restart cancels every open request, and the summaries'
-// repair at start-up closes what devices show.
-func (a *Attention) Close() {
+// Close takes no more marks and works off those left, until ctx ends:
+// sessions stopping withdraw their requests, and the devices showing them
+// are told before the server goes. Finished turns are not pushed then
+// (every running session settles at shutdown). Marks left when ctx ends
+// are dropped: a restart cancels every open request anyway. Close is
+// safe to call more than once and without Start.
+func (a *Attention) Close(ctx context.Context) {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
-		<-a.done
+		if a.started {
+			<-a.done
+		}
 		return
 	}
 	a.closed = true
+	started := a.started
+	a.drainCtx = ctx
 	a.mu.Unlock()
+	if !started {
+		return
+	}
 	close(a.stop)
 	<-a.done
+}
+
+// decided records that a device's decision answers pendingID, so that
+// the close of its notification skips that device: it closed its own,
+// and a push that shows nothing costs a browser's patience.
+func (a *Attention) decided(pendingID, deviceID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.deciders) >= maxDeciders {
+		clear(a.deciders)
+	}
+	a.deciders[pendingID] = deviceID
+}
+
+// undecided forgets a decision that did not answer pendingID.
+func (a *Attention) undecided(pendingID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.deciders, pendingID)
+}
+
+// decider returns and forgets the device that answered pendingID; empty
+// when none did from a notification.
+func (a *Attention) decider(pendingID string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id := a.deciders[pendingID]
+	delete(a.deciders, pendingID)
+	return id
 }
 
 // RequestChanged implements sessions.RequestWatch.
@@ -247,48 +312,57 @@ func (a *Attention) putBack(taskID string, old *mark) {
 			}
 		}
 		m.running = m.running || old.running
+		m.failures = max(m.failures, old.failures+1)
 	})
 }
 
-// run works off marks until Close.
+// run works off marks until Close, then what is left within Close's
+// context.
 func (a *Attention) run() {
 	defer close(a.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-a.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	var backoff time.Duration
 	for {
 		select {
 		case <-a.wake:
+			a.workOff(context.Background())
 		case <-a.stop:
+			a.draining = true
+			a.workOff(a.drainCtx)
 			return
 		}
-		for {
-			id, m, ok := a.take()
-			if !ok {
-				break
-			}
-			if err := a.pass(ctx, id, m); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				a.log.Error("attention: read what a task needs", "task_id", id, "err", err)
-				a.putBack(id, m)
-				backoff = min(max(2*backoff, firstBackoff), lastBackoff)
-				select {
-				case <-time.After(backoff):
-				case <-a.stop:
-					return
-				}
-				continue
-			}
+	}
+}
+
+// workOff passes every marked task, backing off after a failure. It
+// returns when no mark is left, when Close is called during a backoff,
+// or, while draining, at the first failure.
+func (a *Attention) workOff(ctx context.Context) {
+	var backoff time.Duration
+	for ctx.Err() == nil {
+		id, m, ok := a.take()
+		if !ok {
+			return
+		}
+		err := a.pass(ctx, id, m)
+		switch {
+		case err == nil:
 			backoff = 0
+			continue
+		case a.draining:
+			a.log.Error("attention: read what a task needs at shutdown", "task_id", id, "err", err)
+			return
+		case m.failures+1 >= maxFailures:
+			a.log.Error("attention: giving up on a task that cannot be read", "task_id", id, "err", err)
+			continue
+		}
+		a.log.Error("attention: read what a task needs", "task_id", id, "err", err)
+		a.putBack(id, m)
+		backoff = min(max(2*backoff, firstBackoff), lastBackoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-a.stop:
+			t.Stop()
+			return
 		}
 	}
 }

@@ -18,11 +18,12 @@ type Responder interface {
 // does.
 const maxAnswerBytes = 64 << 10
 
-// Decide answers one pending request for a device of workspaceID, through
+// Decide answers one pending request for a device, in its workspace, through
 // the same path as the session view. It takes only a request of that
 // workspace, named by its exact pending id; a decision repeated with the
 // same choice answers again what was stored, so a retried post is safe.
-func (a *Attention) Decide(ctx context.Context, r Responder, workspaceID string, req shared.PushDecisionRequest) (shared.PushDecisionResponse, error) {
+func (a *Attention) Decide(ctx context.Context, r Responder, device shared.PushDevice, req shared.PushDecisionRequest) (shared.PushDecisionResponse, error) {
+	workspaceID := device.WorkspaceID
 	if err := validDecision(req); err != nil {
 		return shared.PushDecisionResponse{}, err
 	}
@@ -48,6 +49,7 @@ func (a *Attention) Decide(ctx context.Context, r Responder, workspaceID string,
 		return shared.PushDecisionResponse{}, shared.Errorf(shared.CodeBadRequest, "a clarification takes answer")
 	}
 	if msg.Status == shared.MessagePending {
+		a.decided(req.PendingID, device.ID)
 		var answered shared.Message
 		if permission {
 			answered, err = r.RespondPermission(ctx, shared.PermissionRespondRequest{
@@ -59,6 +61,7 @@ func (a *Attention) Decide(ctx context.Context, r Responder, workspaceID string,
 		if err == nil {
 			return shared.PushDecisionResponse{Message: answered}, nil
 		}
+		a.undecided(req.PendingID)
 		if shared.ErrorCode(err) != shared.CodeNotFound {
 			return shared.PushDecisionResponse{}, err
 		}

@@ -2,6 +2,7 @@ package attention
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"time"
@@ -92,14 +93,17 @@ func (a *Attention) push(ctx context.Context, task shared.Task, t *told, open []
 	if a.cfg.Pusher == nil {
 		return nil
 	}
-	var msgs []shared.PushMessage
-	var since []time.Time
+	type out struct {
+		msg    shared.PushMessage
+		since  time.Time
+		except string
+	}
+	var msgs []out
 	shown := ""
 	if len(open) > 0 {
 		shown = open[0].PendingID
 		if shown != t.shown {
-			msgs = append(msgs, requestMessage(task, open))
-			since = append(since, open[0].CreatedAt)
+			msgs = append(msgs, out{msg: fitted(requestMessage(task, open)), since: open[0].CreatedAt})
 		}
 	} else {
 		// A summary whose request cleared before this process told the
@@ -108,12 +112,10 @@ func (a *Attention) push(ctx context.Context, task shared.Task, t *told, open []
 		cleared := t.fresh && m.summaries && m.next != nil && m.next.PendingAction == "" &&
 			(m.prev == nil || m.prev.PendingAction != "")
 		if t.shown != "" || cleared {
-			msgs = append(msgs, base(task, shared.PushClose))
-			since = append(since, m.since)
+			msgs = append(msgs, out{msg: base(task, shared.PushClose), since: m.since, except: a.decider(t.shown)})
 		}
-		if msg, ok := summaryMessage(task, m); ok {
-			msgs = append(msgs, msg)
-			since = append(since, m.since)
+		if msg, ok := summaryMessage(task, m, a.draining); ok {
+			msgs = append(msgs, out{msg: fitted(msg), since: m.since})
 		}
 	}
 	if len(msgs) > 0 {
@@ -122,15 +124,35 @@ func (a *Attention) push(ctx context.Context, task shared.Task, t *told, open []
 			return err
 		}
 		sent := a.cfg.Now().UTC()
-		for i, msg := range msgs {
-			msg.Pending, msg.SentAt = pending, sent
-			if err := a.cfg.Pusher.Push(ctx, task.WorkspaceID, msg, since[i]); err != nil {
+		for _, o := range msgs {
+			o.msg.Pending, o.msg.SentAt = pending, sent
+			if err := a.cfg.Pusher.Push(ctx, task.WorkspaceID, o.msg, o.since, o.except); err != nil {
 				return err
 			}
 		}
 	}
 	t.shown = shown
 	return nil
+}
+
+// fitted is msg cut to what a push carries: JSON escapes can make text
+// six times its length, and an agent's option ids and tool kind are its
+// own. What does not fit is left out, the buttons first (the person then
+// answers in the app), then the body.
+func fitted(msg shared.PushMessage) shared.PushMessage {
+	msg.ToolKind = shared.Clip(msg.ToolKind, 32)
+	for _, cut := range []func(*shared.PushMessage){
+		func(*shared.PushMessage) {},
+		func(m *shared.PushMessage) { m.Actions = nil },
+		func(m *shared.PushMessage) { m.Body = shared.Clip(m.Body, 60) },
+		func(m *shared.PushMessage) { m.Body, m.Title = "", shared.Clip(m.Title, 60) },
+	} {
+		cut(&msg)
+		if b, err := json.Marshal(msg); err == nil && len(b) <= shared.MaxPushPayloadBytes-64 {
+			break
+		}
+	}
+	return msg
 }
 
 // base is a push message about a task with nothing said yet.
@@ -184,8 +206,9 @@ func notificationActions(options []shared.PermissionOption) []shared.PushAction 
 // summaryMessage is what a summary change has to say while no request is
 // open: a new error, a pull request turning red or green, or the primary
 // session's turn settling (unless a queued prompt starts the next one at
-// once); the first of these that happened.
-func summaryMessage(task shared.Task, m *mark) (shared.PushMessage, bool) {
+// once, or the server is stopping every session); the first of these that
+// happened.
+func summaryMessage(task shared.Task, m *mark, draining bool) (shared.PushMessage, bool) {
 	if !m.summaries || m.next == nil {
 		return shared.PushMessage{}, false
 	}
@@ -212,7 +235,7 @@ func summaryMessage(task shared.Task, m *mark) (shared.PushMessage, bool) {
 		}
 		return msg, true
 	}
-	if m.running && primaryState(next) == shared.SessionWaitingForInput && next.PendingAction == "" && next.QueuedPromptCount == 0 {
+	if !draining && m.running && primaryState(next) == shared.SessionWaitingForInput && next.PendingAction == "" && next.QueuedPromptCount == 0 {
 		msg := base(task, shared.PushTurn)
 		msg.SessionID = next.PrimarySession.ID
 		msg.URL += "/sessions/" + url.PathEscape(msg.SessionID)

@@ -26,15 +26,30 @@ type Service struct {
 	tokenDigest string
 	now         func() time.Time
 	log         *slog.Logger
+	// loopbackHTTP lets devices push to http:// on loopback: a push
+	// service under test. Real push services are https.
+	loopbackHTTP bool
 }
 
 // NewService returns the service of the server token whose digest is
 // tokenDigest (see TokenDigest), sending through sender.
-func NewService(st *store.Store, sender *push.Sender, tokenDigest string, log *slog.Logger) *Service {
+// With loopbackHTTP, a device may push to http:// on a loopback host
+// (tests); otherwise only https:// endpoints are taken, so that a device
+// cannot aim the server's requests at a plain service of its own machine.
+func NewService(st *store.Store, sender *push.Sender, tokenDigest string, loopbackHTTP bool, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: st, sender: sender, tokenDigest: tokenDigest, now: time.Now, log: log}
+	return &Service{st: st, sender: sender, tokenDigest: tokenDigest, now: time.Now, log: log, loopbackHTTP: loopbackHTTP}
+}
+
+// checkEndpoint refuses a plain http endpoint unless loopbackHTTP; the
+// store checks the rest.
+func (d *Service) checkEndpoint(endpoint string) error {
+	if !d.loopbackHTTP && !strings.HasPrefix(endpoint, "https://") {
+		return shared.Errorf(shared.CodeBadRequest, "the push endpoint must be an https:// URL")
+	}
+	return nil
 }
 
 // Inbox answers inbox.list.
@@ -53,11 +68,6 @@ func TokenDigest(token string) string {
 	return hex.EncodeToString(d[:])
 }
 
-// Prune removes the devices of other tokens, at start-up.
-func (d *Service) Prune(ctx context.Context) (int64, error) {
-	return d.st.PruneStalePushDevices(ctx, d.tokenDigest)
-}
-
 // PushConfig answers push.config.get.
 func (d *Service) PushConfig(ctx context.Context) (shared.PushConfig, error) {
 	public, _, err := d.st.VAPIDKeys(ctx)
@@ -70,6 +80,9 @@ func (d *Service) PushConfig(ctx context.Context) (shared.PushConfig, error) {
 // Subscribe answers push.subscribe: it stores the device with a new
 // credential, which it returns this once.
 func (d *Service) Subscribe(ctx context.Context, req shared.PushSubscribeRequest) (shared.PushSubscribeResponse, error) {
+	if err := d.checkEndpoint(req.Endpoint); err != nil {
+		return shared.PushSubscribeResponse{}, err
+	}
 	secret, digest, err := newSecret()
 	if err != nil {
 		return shared.PushSubscribeResponse{}, err
@@ -93,6 +106,9 @@ func (d *Service) Subscribe(ctx context.Context, req shared.PushSubscribeRequest
 // browser renewed (pushsubscriptionchange): the device keeps its id, name
 // and preferences and gets a new credential, returned this once.
 func (d *Service) Resubscribe(ctx context.Context, device store.PushTarget, req shared.PushResubscribeRequest) (shared.PushSubscribeResponse, error) {
+	if err := d.checkEndpoint(req.Endpoint); err != nil {
+		return shared.PushSubscribeResponse{}, err
+	}
 	secret, digest, err := newSecret()
 	if err != nil {
 		return shared.PushSubscribeResponse{}, err
@@ -139,15 +155,15 @@ func (d *Service) TestDevice(ctx context.Context, deviceID string) error {
 }
 
 // Push implements Pusher: the message goes to every device of the
-// workspace whose preferences take its kind.
-func (d *Service) Push(ctx context.Context, workspaceID string, msg shared.PushMessage, since time.Time) error {
+// workspace whose preferences take its kind, but except.
+func (d *Service) Push(ctx context.Context, workspaceID string, msg shared.PushMessage, since time.Time, except string) error {
 	targets, err := d.st.PushTargets(ctx, workspaceID, d.tokenDigest)
 	if err != nil {
 		return err
 	}
 	m := push.NewMessage(msg)
 	for _, t := range targets {
-		if !takes(t.Preferences, msg.Kind) {
+		if t.ID == except || !takes(t.Preferences, msg.Kind) {
 			continue
 		}
 		if err := d.sender.Send(t, m, since); err != nil {

@@ -72,7 +72,7 @@ func (s *Sender) deliver(l *lane, it *item) {
 
 	case a.err == nil && (a.status == http.StatusNotFound || a.status == http.StatusGone):
 		s.storeCall(func(ctx context.Context) error {
-			dropped, err := s.cfg.Devices.DropPushDevice(ctx, it.target.ID)
+			dropped, err := s.cfg.Devices.DropPushDevice(ctx, it.target.ID, it.target.Endpoint)
 			if dropped {
 				s.cfg.Metrics.prunedDevice()
 			}

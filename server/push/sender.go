@@ -24,7 +24,7 @@ const DefaultSubscriber = "mailto:herd@localhost"
 // Defaults of Config.
 const (
 	DefaultWorkers     = 4
-	DefaultQueueLength = 8
+	DefaultQueueLength = 64
 	DefaultMaxAttempts = 8
 	// DefaultRequestTimeout bounds one request to a push service.
 	DefaultRequestTimeout = 30 * time.Second
@@ -41,8 +41,9 @@ const (
 type Devices interface {
 	// MarkPushSent records that a push to the device was accepted.
 	MarkPushSent(ctx context.Context, deviceID string, at time.Time) error
-	// DropPushDevice removes a device its push service no longer knows.
-	DropPushDevice(ctx context.Context, deviceID string) (bool, error)
+	// DropPushDevice removes a device whose push service no longer knows
+	// its subscription at endpoint.
+	DropPushDevice(ctx context.Context, deviceID, endpoint string) (bool, error)
 }
 
 // storeTimeout bounds one store call of a worker.
@@ -66,7 +67,9 @@ type Config struct {
 	// DefaultWorkers.
 	Workers int
 	// QueueLength bounds the messages waiting per device; 0 means
-	// DefaultQueueLength.
+	// DefaultQueueLength. Messages of one tag (task) replace each other,
+	// so it bounds the tasks with news for a device that is slow to take
+	// them.
 	QueueLength int
 	// MaxAttempts bounds the requests made for one message; 0 means
 	// DefaultMaxAttempts.
@@ -297,7 +300,8 @@ func (s *Sender) SendNow(ctx context.Context, target store.PushTarget, m Message
 		return err
 	case <-ctx.Done():
 		s.withdraw(it)
-		return fmt.Errorf("push to %s: %w", target.ID, ctx.Err())
+		return fmt.Errorf("push to %s: %w", target.ID, errors.Join(shared.Errorf(shared.CodeUnavailable,
+			"the push is still waiting its turn (its service asked herd to wait)"), ctx.Err()))
 	}
 }
 

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/herd-dev/herd/shared"
 )
@@ -20,6 +21,9 @@ func (m *Manager) RespondClarification(ctx context.Context, req shared.Clarifica
 	return m.respond(ctx, req.SessionID, req.PendingID, shared.MessageClarificationRequest, req.Answer,
 		&shared.MessageMetadata{Answer: req.Answer})
 }
+
+// resolveTimeout bounds storing an answer.
+const resolveTimeout = 10 * time.Second
 
 // respond resolves exactly the request named, then hands the answer to the
 // agent.
@@ -44,8 +48,18 @@ func (m *Manager) respond(ctx context.Context, sessionID, pendingID string, kind
 	if !ok {
 		return shared.Message{}, shared.Errorf(shared.CodeNotFound, "the agent of session %q is not waiting on a %s %q", sessionID, kind, pendingID)
 	}
-	msg, err := m.cfg.Store.ResolveRequest(ctx, sessionID, pendingID, shared.MessageResolved, meta)
+	// The waiter is taken: the answer is stored even if the asker gives
+	// up now (a phone's post cut off), and a failed write puts the
+	// waiter back, so the request stays answerable.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	defer cancel()
+	msg, err := m.cfg.Store.ResolveRequest(wctx, sessionID, pendingID, shared.MessageResolved, meta)
 	if err != nil {
+		r.mu.Lock()
+		if r.waiting != nil {
+			r.waiting[pendingID] = w
+		}
+		r.mu.Unlock()
 		return shared.Message{}, err
 	}
 	m.pub.PublishSession(sessionID, shared.NotifySessionMessageUpdated, msg, false)

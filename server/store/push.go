@@ -164,10 +164,10 @@ func loadVAPIDKeys(ctx context.Context, db *gorm.DB) (vapidKeysRow, bool, error)
 }
 
 // SavePushDevice stores a subscription as a device of its workspace and
-// returns it. A subscription whose endpoint is stored already is that
-// device: it keeps its id and created_at, and everything else is
-// replaced (its workspace too, when a browser subscribes for another
-// one). A workspace keeps at most shared.MaxPushDevices devices of one
+// returns it. A subscription whose endpoint is stored for the workspace
+// already is that device: it keeps its id and created_at, and everything
+// else is replaced; the same browser subscribing for another workspace is
+// another device. A workspace keeps at most shared.MaxPushDevices devices of one
 // token; one more is a conflict. A malformed subscription is a bad
 // request, an unknown workspace not found.
 func (s *Store) SavePushDevice(ctx context.Context, in PushSubscription) (PushTarget, error) {
@@ -208,7 +208,7 @@ func (s *Store) SavePushDevice(ctx context.Context, in PushSubscription) (PushTa
 				credential_digest, token_digest, notify_requests, notify_errors, notify_turns,
 				notify_pull_requests, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (endpoint) DO UPDATE SET workspace_id = excluded.workspace_id,
+			ON CONFLICT (endpoint, workspace_id) DO UPDATE SET
 				name = excluded.name, p256dh = excluded.p256dh, auth = excluded.auth,
 				credential_digest = excluded.credential_digest, token_digest = excluded.token_digest,
 				notify_requests = excluded.notify_requests, notify_errors = excluded.notify_errors,
@@ -219,7 +219,7 @@ func (s *Store) SavePushDevice(ctx context.Context, in PushSubscription) (PushTa
 		if err != nil {
 			return fmt.Errorf("save push device: %w", err)
 		}
-		if err := tx.Where("endpoint = ?", in.Endpoint).Take(&row).Error; err != nil {
+		if err := tx.Where("endpoint = ? AND workspace_id = ?", in.Endpoint, in.WorkspaceID).Take(&row).Error; err != nil {
 			return fmt.Errorf("load saved push device: %w", err)
 		}
 		return nil
@@ -403,10 +403,11 @@ func (s *Store) RemovePushDevice(ctx context.Context, id, tokenDigest string) er
 }
 
 // DropPushDevice removes the device id, whoever subscribed it, because
-// its push service no longer knows the subscription (404 or 410). It
-// reports whether the device was still stored.
-func (s *Store) DropPushDevice(ctx context.Context, id string) (bool, error) {
-	res := s.write.WithContext(ctx).Where("id = ?", id).Delete(&pushDeviceRow{})
+// its push service no longer knows the subscription at endpoint (404 or
+// 410); a device renewed to another endpoint meanwhile stays. It reports
+// whether the device was removed.
+func (s *Store) DropPushDevice(ctx context.Context, id, endpoint string) (bool, error) {
+	res := s.write.WithContext(ctx).Where("id = ? AND endpoint = ?", id, endpoint).Delete(&pushDeviceRow{})
 	if res.Error != nil {
 		return false, fmt.Errorf("drop push device: %w", res.Error)
 	}
@@ -456,7 +457,7 @@ func (s *Store) MovePushDevice(ctx context.Context, id, tokenDigest, endpoint, p
 		if err != nil {
 			return err
 		}
-		if err := tx.Where("endpoint = ? AND id <> ?", endpoint, id).Delete(&pushDeviceRow{}).Error; err != nil {
+		if err := tx.Where("endpoint = ? AND workspace_id = ? AND id <> ?", endpoint, row.WorkspaceID, id).Delete(&pushDeviceRow{}).Error; err != nil {
 			return fmt.Errorf("replace push device: %w", err)
 		}
 		row.Endpoint, row.P256dh, row.Auth, row.CredentialDigest, row.UpdatedAt = endpoint, p256dh, auth, credentialDigest, now()

@@ -351,7 +351,7 @@ func TestPushDevicesDroppedByTheirServiceAndPrunedByToken(t *testing.T) {
 		expired := mustSavePushDevice(t, s, testSubscription(t, w.ID))
 
 		for _, want := range []bool{true, false} {
-			dropped, err := s.DropPushDevice(ctx, expired.ID)
+			dropped, err := s.DropPushDevice(ctx, expired.ID, expired.Endpoint)
 			if err != nil || dropped != want {
 				t.Fatalf("DropPushDevice = %v, %v; want %v", dropped, err, want)
 			}

@@ -75,7 +75,14 @@ async function handlePush(data) {
     }
     return;
   }
-  if (herdQuietKinds.includes(msg.kind) && (await herdInView())) return;
+  if (herdQuietKinds.includes(msg.kind) && (await herdInView())) {
+    // Not shown while herd is in view, but it still stands for the task's
+    // notification: one of a request already answered must not stay.
+    for (const notification of await self.registration.getNotifications({ tag })) {
+      notification.close();
+    }
+    return;
+  }
   return self.registration.showNotification(herdText(msg.title, "herd"), notificationOptions(msg, tag));
 }
 
@@ -192,7 +199,9 @@ async function openApp(path) {
   } catch (err) {
     // A malformed address opens the app's root.
   }
-  const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  // Only a window this worker controls runs the app that takes the
+  // navigation message (an uncontrolled one may be the login page).
+  const windows = await self.clients.matchAll({ type: "window" });
   const win = windows.find((w) => w.focused) || windows[0];
   if (!win) return self.clients.openWindow(url.href);
   try {
