@@ -433,3 +433,51 @@ func TestPushDeviceBadSubscriptionsAreRefused(t *testing.T) {
 		}
 	})
 }
+
+// A browser's one subscription is a device of each workspace that turned
+// notifications on; renewing it keeps the device, replaces its credential
+// and leaves the other workspace's device alone, and the push service's
+// "gone" for the old endpoint no longer removes the renewed device.
+func TestPushDeviceIsPerWorkspaceAndMovesToItsRenewedSubscription(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		s := MustOpen(t, dialect)
+		w1, w2 := mustWorkspace(t, s, "one"), mustWorkspace(t, s, "two")
+		in := testSubscription(t, w1.ID)
+		first := mustSavePushDevice(t, s, in)
+		in.WorkspaceID = w2.ID
+		second := mustSavePushDevice(t, s, in)
+		if first.ID == second.ID {
+			t.Fatalf("one device %s for two workspaces", first.ID)
+		}
+		for _, w := range []string{w1.ID, w2.ID} {
+			if ds, err := s.ListPushDevices(ctx, w, "token-a"); err != nil || len(ds) != 1 {
+				t.Fatalf("devices of %s = %v, %v; want one", w, ds, err)
+			}
+		}
+
+		renewed := testSubscription(t, w1.ID)
+		moved, err := s.MovePushDevice(ctx, first.ID, "token-a", renewed.Endpoint, renewed.P256dh, renewed.Auth, "credential-new")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved.ID != first.ID || moved.Endpoint != renewed.Endpoint || moved.CredentialDigest != "credential-new" || moved.Name != first.Name {
+			t.Fatalf("moved = %+v; want %s at %s", moved, first.ID, renewed.Endpoint)
+		}
+		if _, err := s.MovePushDevice(ctx, first.ID, "token-b", renewed.Endpoint, renewed.P256dh, renewed.Auth, "x"); shared.ErrorCode(err) != shared.CodeNotFound {
+			t.Fatalf("another token's move = %v; want not_found", err)
+		}
+		if _, err := s.MovePushDevice(ctx, first.ID, "token-a", "http://example.com/push", renewed.P256dh, renewed.Auth, "x"); shared.ErrorCode(err) != shared.CodeBadRequest {
+			t.Fatalf("a bad endpoint = %v; want bad_request", err)
+		}
+		if dropped, err := s.DropPushDevice(ctx, first.ID, first.Endpoint); err != nil || dropped {
+			t.Fatalf("drop at the old endpoint = %v, %v; want kept", dropped, err)
+		}
+		if dropped, err := s.DropPushDevice(ctx, second.ID, second.Endpoint); err != nil || !dropped {
+			t.Fatalf("drop of the other workspace's device = %v, %v; want dropped", dropped, err)
+		}
+		if got, err := s.GetPushDevice(ctx, first.ID, "token-a"); err != nil || got.Endpoint != renewed.Endpoint {
+			t.Fatalf("renewed device = %+v, %v", got, err)
+		}
+	})
+}
