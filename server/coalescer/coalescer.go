@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/herd-dev/herd/server/clock"
 )
 
 // Kind says which stream of an agent turn a chunk belongs to.
@@ -89,29 +91,6 @@ type Output struct {
 // else. A Sink must not call its Coalescer's methods.
 type Sink func(Output)
 
-// Clock is the time source of a Coalescer; tests inject a fake one.
-type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
-	// AfterFunc calls f once, on a goroutine of the clock's choosing, after
-	// d has elapsed, unless the returned Timer is stopped first.
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is a pending AfterFunc call.
-type Timer interface {
-	// Stop prevents the call if it has not started, reporting whether it
-	// did so.
-	Stop() bool
-}
-
-// systemClock is the Clock of the time package.
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
-
 const (
 	// DefaultWindow is the coalescing window used when Config.Window is zero.
 	DefaultWindow = 100 * time.Millisecond
@@ -135,7 +114,7 @@ type Config struct {
 	// the defaults). Zero means DefaultMaxPendingBytes.
 	MaxPendingBytes int
 	// Clock supplies time; nil means the system clock.
-	Clock Clock
+	Clock clock.Clock
 	// NewKey returns the key of a new message. It is called from the
 	// goroutine running Run and must not return a key twice. Nil means a
 	// per-Coalescer sequence: "m1", "m2", ….
@@ -159,7 +138,7 @@ var ErrRunning = errors.New("coalescer: already running")
 type Coalescer struct {
 	window  time.Duration
 	max     int
-	clock   Clock
+	clock   clock.Clock
 	sink    Sink
 	newKey  func() string
 	metrics *Metrics
@@ -180,7 +159,7 @@ type Coalescer struct {
 	spare   []item               // the queue's previous array, reused
 	current [len(kinds)]*message // the message each kind's chunks go to, or nil
 	live    []*message           // current messages, in the order they were opened
-	timer   Timer                // wakes Run when a window ends, or nil
+	timer   clock.Timer          // wakes Run when a window ends, or nil
 	timerAt time.Time            // when timer fires
 }
 
@@ -214,7 +193,7 @@ func New(cfg Config) (*Coalescer, error) {
 		c.max = DefaultMaxPendingBytes
 	}
 	if c.clock == nil {
-		c.clock = systemClock{}
+		c.clock = clock.System{}
 	}
 	if c.newKey == nil {
 		seq := 0

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/herd-dev/herd/server/clock/clocktest"
 )
 
 func TestFirstChunkOpensAtOnceAndLaterChunksWaitForTheWindow(t *testing.T) {
@@ -219,7 +221,7 @@ func TestCloseFlushesPendingAndRejectsLaterInput(t *testing.T) {
 func TestCloseBeforeRunLetsRunPublishAcceptedInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var outs []Output
-		c, err := New(Config{Sink: func(o Output) { outs = append(outs, o) }, Clock: newFakeClock()})
+		c, err := New(Config{Sink: func(o Output) { outs = append(outs, o) }, Clock: clocktest.New()})
 		require.NoError(t, err)
 		require.NoError(t, c.Chunk(context.Background(), KindAgent, "a"))
 		require.NoError(t, c.Barrier(context.Background(), "end"))

@@ -11,71 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/herd-dev/herd/server/clock/clocktest"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// fakeClock is a Clock that moves only when Advance is called; due timer
-// callbacks run on the goroutine calling Advance.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer // guarded by mu: not yet fired or stopped
-}
-
-type fakeTimer struct {
-	clock *fakeClock
-	at    time.Time
-	f     func()
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 8, 2, 9, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{clock: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.timers)
-	c.timers = slices.DeleteFunc(c.timers, func(o *fakeTimer) bool { return o == t })
-	return len(c.timers) < n
-}
-
-// Advance moves the clock by d and runs the callbacks of the timers that
-// became due, earliest first.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool {
-		if t.at.After(c.now) {
-			return false
-		}
-		due = append(due, t)
-		return true
-	})
-	c.mu.Unlock()
-	slices.SortStableFunc(due, func(a, b *fakeTimer) int { return a.at.Compare(b.at) })
-	for _, t := range due {
-		t.f()
-	}
 }
 
 // record is an Output with the fake time the Sink received it.
@@ -88,7 +29,7 @@ type record struct {
 // a synctest bubble.
 type harness struct {
 	t      *testing.T
-	clock  *fakeClock
+	clock  *clocktest.Fake
 	c      *Coalescer
 	cancel context.CancelFunc
 	ran    chan struct{} // closed when Run has returned
@@ -103,7 +44,7 @@ type harness struct {
 // filled in) and stops it when the test ends. It must run in a bubble.
 func startHarness(t *testing.T, cfg Config) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: newFakeClock(), ran: make(chan struct{})}
+	h := &harness{t: t, clock: clocktest.New(), ran: make(chan struct{})}
 	cfg.Clock = h.clock
 	if cfg.Sink == nil {
 		cfg.Sink = h.record

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/herd-dev/herd/server/clock/clocktest"
 	"github.com/herd-dev/herd/server/push"
 	"github.com/herd-dev/herd/server/push/pushtest"
 	"github.com/herd-dev/herd/server/store"
@@ -29,75 +29,17 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 // waitTimeout bounds every wait of a test for something the sender does.
 const waitTimeout = 10 * time.Second
 
-// fakeClock is a Clock that moves only when Advance is called; due timer
-// callbacks run on the goroutine calling Advance. Every AfterFunc is
+// fakeClock is the sender's clock in tests: every retry it schedules is
 // announced on scheduled.
 type fakeClock struct {
-	mu        sync.Mutex
-	now       time.Time
-	timers    []*fakeTimer // guarded by mu: neither fired nor stopped
+	*clocktest.Fake
 	scheduled chan time.Duration
 }
 
-type fakeTimer struct {
-	clock *fakeClock
-	at    time.Time
-	f     func()
-}
-
 func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 8, 2, 9, 0, 0, 0, time.UTC), scheduled: make(chan time.Duration, 100)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) push.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{clock: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	c.scheduled <- d
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.timers)
-	c.timers = slices.DeleteFunc(c.timers, func(o *fakeTimer) bool { return o == t })
-	return len(c.timers) < n
-}
-
-// Advance moves the clock by d and runs the callbacks of the timers that
-// became due, earliest first.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool {
-		if t.at.After(c.now) {
-			return false
-		}
-		due = append(due, t)
-		return true
-	})
-	c.mu.Unlock()
-	slices.SortStableFunc(due, func(a, b *fakeTimer) int { return a.at.Compare(b.at) })
-	for _, t := range due {
-		t.f()
-	}
-}
-
-// pending counts the timers neither fired nor stopped.
-func (c *fakeClock) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
+	c := &fakeClock{Fake: clocktest.New(), scheduled: make(chan time.Duration, 100)}
+	c.Announce(c.scheduled)
+	return c
 }
 
 // nextTimer waits for the sender to schedule a retry and returns its

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/herd-dev/herd/server/clock"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/shared"
 )
@@ -46,7 +47,7 @@ type lane struct {
 	items []*item // waiting, next first
 	state laneState
 	// timer is the retry timer while parked.
-	timer Timer
+	timer clock.Timer
 }
 
 // enqueue adds it to its device's lane: in place of a waiting message of

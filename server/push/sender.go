@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herd-dev/herd/server/clock"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/shared"
 )
@@ -75,7 +76,7 @@ type Config struct {
 	// DefaultMaxAttempts.
 	MaxAttempts int
 	// Clock is the time source; nil means the time package's.
-	Clock Clock
+	Clock clock.Clock
 	// Logger receives what push services refused; nil discards it.
 	Logger *slog.Logger
 	// Metrics counts outcomes; nil counts nothing.
@@ -140,7 +141,7 @@ type Sender struct {
 	cfg        Config
 	client     *http.Client
 	subscriber string
-	clock      Clock
+	clock      clock.Clock
 	log        *slog.Logger
 
 	// ctx is the context of requests and store calls; cancel ends it when
@@ -205,7 +206,7 @@ func New(cfg Config) (*Sender, error) {
 		s.client = newClient()
 	}
 	if s.clock == nil {
-		s.clock = systemClock{}
+		s.clock = clock.System{}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

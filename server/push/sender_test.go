@@ -109,7 +109,7 @@ func TestA429IsRetriedAfterItsRetryAfter(t *testing.T) {
 
 	require.Equal(t, 120*time.Second, f.clock.nextTimer(t), "the retry waits for Retry-After")
 	f.clock.Advance(119 * time.Second)
-	require.Equal(t, 1, f.clock.pending(), "no retry before Retry-After")
+	require.Equal(t, 1, f.clock.Pending(), "no retry before Retry-After")
 	require.Len(t, sub.Requests(), 1)
 	f.clock.Advance(time.Second)
 
@@ -155,7 +155,7 @@ func TestRetriesAreBoundedInNumber(t *testing.T) {
 	require.Equal(t, 3, r.Attempts)
 	require.ErrorContains(t, r.Err, "502")
 	require.Len(t, sub.Requests(), 3)
-	require.Equal(t, 0, f.clock.pending())
+	require.Equal(t, 0, f.clock.Pending())
 }
 
 func TestAPushIsGivenUpOnceItsTTLHasPassed(t *testing.T) {
@@ -168,7 +168,7 @@ func TestAPushIsGivenUpOnceItsTTLHasPassed(t *testing.T) {
 	r := f.result()
 	require.Equal(t, push.OutcomeExpired, r.Outcome)
 	require.Equal(t, 503, r.Status)
-	require.Equal(t, 0, f.clock.pending(), "no retry is scheduled past the TTL")
+	require.Equal(t, 0, f.clock.Pending(), "no retry is scheduled past the TTL")
 
 	// A message whose TTL passes while it waits behind a retry is dropped
 	// without a request.
@@ -303,7 +303,7 @@ func TestSendNowAnswersWithThePushServicesReason(t *testing.T) {
 	err := f.sender.SendNow(t.Context(), target, test, f.clock.Now())
 	require.Equal(t, shared.CodeUnavailable, shared.ErrorCode(err))
 	require.ErrorContains(t, err, "500: Internal Server Error")
-	require.Equal(t, 0, f.clock.pending(), "a test push is not retried")
+	require.Equal(t, 0, f.clock.Pending(), "a test push is not retried")
 
 	f.service.Script(sub, pushtest.Answer{Status: http.StatusGone}, 1)
 	err = f.sender.SendNow(t.Context(), target, test, f.clock.Now())
@@ -379,7 +379,7 @@ func TestCloseSendsWhatWaitsDropsRetriesAndThenTakesNothing(t *testing.T) {
 	require.Len(t, sub.Messages(), 8, "Close sends what waits")
 	require.Len(t, parkedSub.Messages(), 0)
 	require.Equal(t, 1.0, f.counter("herd_push_queue_drops_total", "reason", "closed"))
-	require.Equal(t, 0, f.clock.pending())
+	require.Equal(t, 0, f.clock.Pending())
 	require.ErrorIs(t, f.sender.Send(target, message(shared.PushError, "T", "late"), f.clock.Now()), push.ErrClosed)
 }
 
