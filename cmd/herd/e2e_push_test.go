@@ -312,3 +312,110 @@ func TestBrowserPushNotificationIsAnsweredAndClosesOnTheSecondDevice(t *testing.
 	phone.screenshot("answered")
 	laptop.screenshot("answered")
 }
+
+// pendingRequest is a request the test made an agent open.
+type pendingRequest struct {
+	taskID, sessionID, pendingID, kind string
+}
+
+// openRequest prompts the session with the scenario and waits until its
+// request of type typ is pending.
+func openRequest(c *testClient, taskID, sessionID, scenario, typ string) pendingRequest {
+	c.tb.Helper()
+	c.prompt(sessionID, "/scenario "+scenario)
+	var r pendingRequest
+	eventually(c.tb, "session "+sessionID+" waits on its "+typ, func() bool {
+		m, ok := c.message(sessionID, typ, "")
+		if ok && m["status"] == "pending" {
+			r = pendingRequest{taskID: taskID, sessionID: sessionID, pendingID: m["pending_id"].(string), kind: scenario}
+		}
+		return r.pendingID != ""
+	})
+	return r
+}
+
+func TestBrowserInboxAnswersFiveRequestsAcrossThirtyTasksOnAPhone(t *testing.T) {
+	const tasks = 30
+	scenarios := []struct{ scenario, typ string }{
+		{"permission", "permission_request"}, {"clarify", "clarification_request"},
+		{"permission", "permission_request"}, {"clarify", "clarification_request"},
+		{"permission", "permission_request"},
+	}
+	atEveryViewport(t, func(t *testing.T, v viewport) {
+		srv, c, ws := startPushServer(t)
+		var ids []string
+		for i := range tasks {
+			ids = append(ids, c.task(ws, fmt.Sprintf("Task %02d", i+1)))
+		}
+		// Five tasks spread over the list ask, one after the other, so the
+		// inbox's order (newest first) is known.
+		var reqs []pendingRequest
+		for i, s := range scenarios {
+			taskID := ids[i*6+2]
+			reqs = append(reqs, openRequest(c, taskID, c.mockSession(taskID), s.scenario, s.typ))
+		}
+		listed := c.call("inbox.list", map[string]any{"workspace_id": ws})["requests"].([]any)
+		require.Len(t, listed, len(reqs))
+
+		p := openStatusPage(t, v, "http://"+srv.Addr()+"/inbox", "inbox")
+		item := func(r pendingRequest) string {
+			return `#inbox .inbox-item[data-pending-id="` + r.pendingID + `"]`
+		}
+		count := func(n int) string {
+			return fmt.Sprintf(`document.querySelector('#inbox-count').textContent === '%d' && document.querySelectorAll('#inbox .inbox-item').length === %d`, n, n)
+		}
+		p.do(waitJS(count(len(reqs))), waitJS(`document.title === '(5) herd'`))
+		order := evalOn[[]string](p, `[...document.querySelectorAll('#inbox .inbox-item')].map(e => e.dataset.pendingId)`)
+		var newestFirst []string
+		for i := len(reqs) - 1; i >= 0; i-- {
+			newestFirst = append(newestFirst, reqs[i].pendingID)
+		}
+		require.Equal(t, newestFirst, order, "the inbox lists the requests newest first")
+		require.True(t, evalOn[bool](p, `(() => { const e = document.querySelector('#inbox-toggle'); return !!e && e.offsetParent !== null; })()`),
+			"the top bar's count is visible")
+		p.screenshot("five")
+
+		for i := len(reqs) - 1; i >= 0; i-- {
+			r := reqs[i]
+			if r.kind == "clarify" {
+				answer := fmt.Sprintf("branch %d", i)
+				p.do(
+					typeInto(item(r)+" textarea", answer),
+					waitJS(`!document.querySelector(`+jsString(item(r)+" .inbox-send")+`).disabled`),
+					chromedp.Click(chromedp.CSS(item(r)+" .inbox-send")),
+				)
+			} else {
+				p.do(chromedp.Click(chromedp.CSS(item(r) + ` button[data-option-id="allow"]`)))
+			}
+			p.do(waitJS(count(i)), waitJS(`document.querySelector(`+jsString(item(r))+`) === null`))
+		}
+		p.do(
+			chromedp.WaitVisible(chromedp.CSS("#inbox-empty")),
+			waitJS(`document.title === 'herd'`),
+		)
+		p.screenshot("empty")
+
+		for i, r := range reqs {
+			want := "allowed"
+			if r.kind == "clarify" {
+				want = fmt.Sprintf("answer: branch %d", i)
+			}
+			eventually(t, "task "+r.taskID+"'s agent continues with "+want, func() bool {
+				_, ok := c.message(r.sessionID, "agent", want)
+				return ok
+			})
+		}
+		require.Empty(t, c.call("inbox.list", map[string]any{"workspace_id": ws})["requests"])
+		f := p.frames()
+		t.Logf("%s: sent%s", v.name, countByAction(f.Sent))
+		require.Empty(t, sessionFrames(f.Sent), "the inbox opened no session")
+		require.Empty(t, sessionFrames(f.Received), "the inbox received no session frame")
+		answers := 0
+		for _, s := range f.Sent {
+			if s.Action == "permission.respond" || s.Action == "clarification.respond" {
+				answers++
+			}
+		}
+		require.Equal(t, len(reqs), answers, "one answer sent per request")
+	})
+}
