@@ -262,6 +262,12 @@ func (s *sink) storePlan(entries []agent.PlanEntry) {
 // OnEvent implements agent.Handler: text goes through the coalescer,
 // everything the transcript records in order is a barrier.
 func (r *run) OnEvent(ev agent.Event) {
+	if r.m.ctx.Err() != nil {
+		// herd is stopping: its turn's end has cut the stream, and what
+		// the agent sends until it is stopped too would open a second
+		// message after the cut one rather than continue it.
+		return
+	}
 	co, texec := r.stream()
 	if co == nil {
 		return
