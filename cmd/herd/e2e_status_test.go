@@ -352,7 +352,7 @@ func startStatusServer(tb testing.TB, addr, dataDir string) *server.Server {
 		return srv.BootSnapshot(ctx)
 	})
 	require.NoError(tb, err)
-	srv, err = server.New(server.Config{Addr: addr, DataDir: dataDir}, server.Options{Version: "test", UI: h})
+	srv, err = server.New(server.Config{Addr: addr, DataDir: dataDir}, server.Options{Version: "test", UI: h, PushLoopbackHTTP: true})
 	require.NoError(tb, err)
 	require.NoError(tb, srv.Start(context.Background()))
 	tb.Cleanup(func() { shutdown(tb, srv) })
