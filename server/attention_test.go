@@ -79,12 +79,6 @@ func decide(t *testing.T, srv *server.Server, credential string, body map[string
 	return resp.StatusCode, out
 }
 
-// awaitFeed waits for a workspace feed notification of an action.
-func awaitFeed(t *testing.T, c *wsClient, action string) map[string]any {
-	t.Helper()
-	return c.awaitNotification(action)
-}
-
 // A permission request reaches the workspace's inbox (the feed and
 // inbox.list) and every device as one encrypted, signed push with the
 // agent's options as actions; a decision from one device's notification
@@ -106,7 +100,7 @@ func TestAPermissionRequestReachesTheInboxAndEveryDeviceAndIsAnsweredFromANotifi
 
 	owner.call("message.add", map[string]any{"session_id": session["id"], "client_message_id": "p-1", "content": "/scenario permission"})
 	request := awaitRequest(t, owner, "permission_request")
-	opened := awaitFeed(t, feed, "inbox.request.opened")
+	opened := feed.awaitNotification("inbox.request.opened")
 	assert.Equal(t, request["pending_id"], opened["pending_id"])
 	assert.Equal(t, "permission", opened["kind"])
 	assert.Equal(t, "Edit notes.txt", opened["title"])
@@ -167,7 +161,7 @@ func TestAPermissionRequestReachesTheInboxAndEveryDeviceAndIsAnsweredFromANotifi
 
 	require.Equal(t, "end_turn", awaitSettled(t, owner))
 	assert.Contains(t, transcript(t, owner, session["id"]), "agent:allowed")
-	closed := awaitFeed(t, feed, "inbox.request.closed")
+	closed := feed.awaitNotification("inbox.request.closed")
 	assert.Equal(t, request["pending_id"], closed["pending_id"])
 	assert.Equal(t, "resolved", closed["status"])
 	p := laptop.pushes(t, 2)[1]

@@ -158,13 +158,7 @@ func renderInboxOptions(s *shell, r shared.InboxRequest, sending bool) app.UI {
 	return app.Div().Class("permission-options", "inbox-options").Role("group").Aria("label", "Choices").Body(
 		app.Range(r.Options).Slice(func(i int) app.UI {
 			o := r.Options[i]
-			b := app.Button().
-				Class("permission-option", "option-"+state.OptionTone(o.Kind)).
-				Type("button").
-				DataSet("kind", o.Kind).
-				DataSet("option-id", o.OptionID).
-				OnClick(s.onInboxOption(r.PendingID, o.OptionID), app.EventScope(r.PendingID, o.OptionID)).
-				Text(state.OptionLabel(o))
+			b := permissionOption(o, r.PendingID, s.onInboxOption(r.PendingID, o.OptionID))
 			if sending {
 				// Only ever set to true; see renderNewTask.
 				b = b.Disabled(true)

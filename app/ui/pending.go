@@ -54,18 +54,26 @@ func (v *sessionView) renderOpenRequests(open []shared.Message) app.UI {
 		app.Div().Class("permission-options").Role("group").Aria("label", "Choices").Body(
 			app.Range(opts).Slice(func(i int) app.UI {
 				o := opts[i]
-				return app.Button().
-					ID("pending-option-"+strconv.Itoa(i)).
-					Class("permission-option", "option-"+state.OptionTone(o.Kind)).
-					DataSet("kind", o.Kind).
-					Type("button").
-					DataSet("option-id", o.OptionID).
-					OnClick(v.onPermission(m.PendingID, o.OptionID), app.EventScope(m.PendingID, o.OptionID)).
-					Text(state.OptionLabel(o))
+				return permissionOption(o, m.PendingID, v.onPermission(m.PendingID, o.OptionID)).
+					ID("pending-option-" + strconv.Itoa(i))
 			}),
 		),
 		more,
 	)
+}
+
+// permissionOption is one of a permission request's choices as a button,
+// coloured by its kind, with the agent's label. Its handler carries the
+// request and option as its scope: go-app keeps a reused button's first
+// handler otherwise.
+func permissionOption(o shared.PermissionOption, pendingID string, onClick app.EventHandler) app.HTMLButton {
+	return app.Button().
+		Class("permission-option", "option-"+state.OptionTone(o.Kind)).
+		DataSet("kind", o.Kind).
+		Type("button").
+		DataSet("option-id", o.OptionID).
+		OnClick(onClick, app.EventScope(pendingID, o.OptionID)).
+		Text(state.OptionLabel(o))
 }
 
 // focusRequest moves focus to the request the agent waits on: a

@@ -22,7 +22,7 @@ func (a *Attention) pass(ctx context.Context, taskID string, m *mark) error {
 	if err != nil {
 		return err
 	}
-	open, err := a.cfg.Store.OpenRequestsOfTask(ctx, taskID)
+	open, err := a.cfg.Store.OpenRequestsOfTask(ctx, taskID, task.WorkspaceID)
 	if err != nil {
 		return err
 	}

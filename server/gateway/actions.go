@@ -92,10 +92,7 @@ func (g *Gateway) workspaceCreate(ctx context.Context, _ *conn, req shared.Works
 }
 
 func (g *Gateway) workspaceSubscribe(ctx context.Context, c *conn, req shared.WorkspaceRef) (any, error) {
-	if err := requireID("workspace_id", req.WorkspaceID); err != nil {
-		return nil, err
-	}
-	if _, err := g.cfg.Store.GetWorkspace(ctx, req.WorkspaceID); err != nil {
+	if err := g.requireWorkspace(ctx, req.WorkspaceID); err != nil {
 		return nil, err
 	}
 	if err := c.join(req.WorkspaceID); err != nil {
@@ -271,6 +268,15 @@ func requireID(field, value string) error {
 		return shared.Errorf(shared.CodeBadRequest, "%s is required", field)
 	}
 	return nil
+}
+
+// requireWorkspace checks that a workspace id is given and exists.
+func (g *Gateway) requireWorkspace(ctx context.Context, id string) error {
+	if err := requireID("workspace_id", id); err != nil {
+		return err
+	}
+	_, err := g.cfg.Store.GetWorkspace(ctx, id)
+	return err
 }
 
 // boundedText trims s and checks it against a byte bound.

@@ -90,12 +90,3 @@ func (g *Gateway) pushTest(ctx context.Context, _ *conn, req shared.PushDeviceRe
 	}
 	return shared.Empty{}, nil
 }
-
-// requireWorkspace checks that a workspace id is given and exists.
-func (g *Gateway) requireWorkspace(ctx context.Context, id string) error {
-	if err := requireID("workspace_id", id); err != nil {
-		return err
-	}
-	_, err := g.cfg.Store.GetWorkspace(ctx, id)
-	return err
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -25,31 +24,10 @@ const openFirst = `messages m CROSS JOIN tasks t`
 // its inbox title; the title is cut to shared.MaxInboxTitleBytes after.
 const inboxTitleChars = shared.MaxInboxTitleBytes + 1
 
-// inboxRow is what the inbox reads of a request and its task. Raw scans
-// do not fill embedded structs, so it spells out messageRow's columns.
-type inboxRow struct {
-	ID          string    `gorm:"column:id"`
-	SessionID   string    `gorm:"column:session_id"`
-	TaskID      string    `gorm:"column:task_id"`
-	Seq         int64     `gorm:"column:seq"`
-	Type        string    `gorm:"column:type"`
-	Content     string    `gorm:"column:content"`
-	Status      string    `gorm:"column:status"`
-	PendingID   *string   `gorm:"column:pending_id"`
-	Metadata    string    `gorm:"column:metadata"`
-	CreatedAt   time.Time `gorm:"column:created_at"`
-	UpdatedAt   time.Time `gorm:"column:updated_at"`
-	WorkspaceID string    `gorm:"column:workspace_id"`
-}
-
-func (r inboxRow) message() messageRow {
-	return messageRow{ID: r.ID, SessionID: r.SessionID, TaskID: r.TaskID, Seq: r.Seq, Type: r.Type, Content: r.Content,
-		Status: r.Status, PendingID: r.PendingID, Metadata: r.Metadata, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
-}
-
-// inboxColumns are the columns inboxRow reads, the content bounded.
+// inboxColumns are the columns of messageRow the inbox reads, the
+// content bounded.
 const inboxColumns = `m.id, m.session_id, m.task_id, m.seq, m.type, substr(m.content, 1, ?) AS content,
-	m.status, m.pending_id, m.metadata, m.created_at, m.updated_at, t.workspace_id`
+	m.status, m.pending_id, m.metadata, m.created_at, m.updated_at`
 
 // openRequestsQuery reads a workspace's newest open requests: title bound,
 // workspace id, limit.
@@ -60,7 +38,7 @@ const openRequestsQuery = `SELECT ` + inboxColumns + ` FROM ` + openFirst + `
 // clarification requests, newest first, at most limit of them; more
 // reports whether there were others.
 func (s *Store) OpenRequests(ctx context.Context, workspaceID string, limit int) (requests []shared.InboxRequest, more bool, err error) {
-	var rows []inboxRow
+	var rows []messageRow
 	err = s.read.WithContext(ctx).Raw(openRequestsQuery, inboxTitleChars, workspaceID, limit+1).Scan(&rows).Error
 	if err != nil {
 		return nil, false, fmt.Errorf("list open requests of workspace %s: %w", workspaceID, err)
@@ -68,19 +46,20 @@ func (s *Store) OpenRequests(ctx context.Context, workspaceID string, limit int)
 	if len(rows) > limit {
 		rows, more = rows[:limit], true
 	}
-	requests, err = toInboxRequests(rows)
+	requests, err = toInboxRequests(rows, workspaceID)
 	return requests, more, err
 }
 
-// OpenRequestsOfTask returns a task's unanswered requests, oldest first.
-func (s *Store) OpenRequestsOfTask(ctx context.Context, taskID string) ([]shared.InboxRequest, error) {
-	var rows []inboxRow
-	err := s.read.WithContext(ctx).Raw(`SELECT `+inboxColumns+` FROM messages m JOIN tasks t ON t.id = m.task_id
+// OpenRequestsOfTask returns the unanswered requests of a task of
+// workspaceID, oldest first.
+func (s *Store) OpenRequestsOfTask(ctx context.Context, taskID, workspaceID string) ([]shared.InboxRequest, error) {
+	var rows []messageRow
+	err := s.read.WithContext(ctx).Raw(`SELECT `+inboxColumns+` FROM messages m
 		WHERE m.task_id = ? AND `+openRequest+` ORDER BY m.seq, m.id`, inboxTitleChars, taskID).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("list open requests of task %s: %w", taskID, err)
 	}
-	return toInboxRequests(rows)
+	return toInboxRequests(rows, workspaceID)
 }
 
 // CountOpenRequests counts a workspace's unanswered requests.
@@ -111,14 +90,14 @@ func (s *Store) RequestByPendingID(ctx context.Context, sessionID, pendingID str
 	return row.toMessage()
 }
 
-func toInboxRequests(rows []inboxRow) ([]shared.InboxRequest, error) {
+func toInboxRequests(rows []messageRow, workspaceID string) ([]shared.InboxRequest, error) {
 	out := make([]shared.InboxRequest, 0, len(rows))
 	for _, r := range rows {
-		m, err := r.message().toMessage()
+		m, err := r.toMessage()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, InboxRequestOf(m, r.WorkspaceID))
+		out = append(out, InboxRequestOf(m, workspaceID))
 	}
 	return out, nil
 }

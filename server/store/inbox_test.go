@@ -79,7 +79,7 @@ func TestOpenRequestsOfAWorkspace(t *testing.T) {
 		assert.True(t, more, "a third one exists")
 		assert.Equal(t, []string{"p2", "q1"}, pendingIDs(first))
 
-		ofA, err := s.OpenRequestsOfTask(ctx, taskA.ID)
+		ofA, err := s.OpenRequestsOfTask(ctx, taskA.ID, ws.ID)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"p1", "p2"}, pendingIDs(ofA), "a task's requests in transcript order")
 
