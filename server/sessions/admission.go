@@ -232,6 +232,12 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 		SessionID: r.id, TurnID: msg.ID, MessageID: msg.ID,
 	}, false)
 
+	if r.m.cfg.Turns != nil {
+		// The turn's start is observed before the agent can act on the
+		// prompt, and after the person sees it sent.
+		r.m.cfg.Turns.TurnStarting(ctx, r.taskID, r.id, msg.ID)
+	}
+
 	var attached []shared.Attachment
 	if msg.Metadata != nil {
 		attached = msg.Metadata.Attachments

@@ -1,0 +1,97 @@
+package sessions
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/herd-dev/herd/server/agent"
+	"github.com/herd-dev/herd/server/mockagent/mocktest"
+	"github.com/herd-dev/herd/server/store"
+	"github.com/herd-dev/herd/shared"
+)
+
+// turnStart is one call of TurnWatch.TurnStarting, with what the watch saw
+// of the turn when it was called.
+type turnStart struct {
+	taskID, sessionID, turnID string
+	// promptSent says the turn's prompt was stored as sent by then;
+	// found is what the file the prompts have the agent write held.
+	promptSent bool
+	found      string
+}
+
+// turnWatch records each turn's start and what it found.
+type turnWatch struct {
+	st   *store.Store
+	file string // the file the prompts have the agent write
+
+	mu     sync.Mutex
+	starts []turnStart
+}
+
+func (w *turnWatch) TurnStarting(ctx context.Context, taskID, sessionID, turnID string) {
+	latest, sent, err := w.st.LatestPrompt(ctx, sessionID)
+	found, _ := os.ReadFile(w.file)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.starts = append(w.starts, turnStart{
+		taskID: taskID, sessionID: sessionID, turnID: turnID,
+		promptSent: err == nil && sent && latest == turnID, found: string(found),
+	})
+}
+
+func (w *turnWatch) taken() []turnStart {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]turnStart(nil), w.starts...)
+}
+
+// Each turn tells the watch of its start once its prompt is stored as
+// sent and before the agent acts on it: the file the prompt writes is not
+// there yet. The turn id is the prompt's message id.
+func TestATurnsStartIsToldBeforeTheAgentActsOnItsPrompt(t *testing.T) {
+	ctx := context.Background()
+	st, task, dir := mustTask(t)
+	scratch := filepath.Join(dir, "scratch")
+	watch := &turnWatch{st: st, file: filepath.Join(scratch, task.ID, "a.txt")}
+	profile := mocktest.Profile()
+	pub := &statePublisher{}
+	m, err := New(Config{
+		Store:      st,
+		Profile:    func(context.Context, string) (agent.Profile, error) { return profile, nil },
+		ScratchDir: scratch,
+		Turns:      watch,
+	})
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	require.NoError(t, m.Start(ctx, pub))
+
+	session, err := m.Create(ctx, shared.SessionCreateRequest{TaskID: task.ID, Prompt: "/scenario write a.txt one"})
+	require.NoError(t, err)
+	pub.waitSettled(t, 1)
+	require.FileExists(t, watch.file, "the agent wrote once the watch returned")
+	added, err := m.AddMessage(ctx, session.ID, "c-2", "/scenario write a.txt two")
+	require.NoError(t, err)
+	pub.waitSettled(t, 2)
+
+	starts := watch.taken()
+	require.Len(t, starts, 2, "one call per turn")
+	first := starts[0]
+	assert.Equal(t, task.ID, first.taskID)
+	assert.Equal(t, session.ID, first.sessionID)
+	assert.True(t, first.promptSent, "the prompt was stored as sent first")
+	assert.Empty(t, first.found, "the agent had not acted on the prompt")
+	second := starts[1]
+	assert.Equal(t, added.Message.ID, second.turnID, "the turn is the prompt's message")
+	assert.True(t, second.promptSent)
+	assert.Equal(t, "one", second.found, "the worktree as the first turn left it")
+	body, err := os.ReadFile(watch.file)
+	require.NoError(t, err)
+	assert.Equal(t, "two", string(body))
+}
