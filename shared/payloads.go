@@ -253,6 +253,10 @@ type SessionSubscribeResponse struct {
 	Snapshot *SessionSnapshot `json:"snapshot,omitempty"`
 }
 
+// MaxPromptBytes bounds a prompt's text: message.add's content, and the
+// first prompt of session.create.
+const MaxPromptBytes = 256 << 10
+
 // MessageAddRequest sends a prompt. MessageID is accepted as an alias of
 // ClientMessageID.
 type MessageAddRequest struct {

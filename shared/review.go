@@ -55,9 +55,8 @@ const (
 	MaxPullRequestBodyBytes  = 32 << 10
 	// MaxReviewComments bounds the comments one prompt carries, and
 	// MaxReviewCommentBytes and MaxReviewQuoteBytes bound each one's text
-	// and quoted code, so that every prompt ReviewPrompt makes fits
-	// message.add.
-	MaxReviewComments     = 40
+	// and quoted code; the prompt as a whole must also fit MaxPromptBytes.
+	MaxReviewComments     = 50
 	MaxReviewCommentBytes = 3 << 10
 	MaxReviewQuoteBytes   = 2 << 10
 	// MaxReviewPathBytes bounds a path a review request or comment names.
@@ -312,7 +311,8 @@ func (c ReviewComment) Check() error {
 
 // ReviewPrompt writes comments as one prompt for the agent: for each, the
 // file and line range, the quoted code and the comment, in the order
-// given. It refuses no comments, too many, or one that does not Check.
+// given. It refuses no comments, too many, one that does not Check, or a
+// prompt longer than message.add takes.
 func ReviewPrompt(comments []ReviewComment) (string, error) {
 	switch {
 	case len(comments) == 0:
@@ -343,10 +343,13 @@ func ReviewPrompt(comments []ReviewComment) (string, error) {
 			for strings.Contains(code, fence) {
 				fence += "`"
 			}
-			fmt.Fprintf(&b, "%s diff\n%s\n%s\n", fence, code, fence)
+			fmt.Fprintf(&b, "%sdiff\n%s\n%s\n", fence, code, fence)
 		}
 		b.WriteString(strings.TrimSpace(c.Body))
 		b.WriteByte('\n')
+	}
+	if b.Len() > MaxPromptBytes {
+		return "", Errorf(CodeBadRequest, "these comments make a prompt of %d bytes; the limit is %d, so send them in parts", b.Len(), MaxPromptBytes)
 	}
 	return b.String(), nil
 }

@@ -36,7 +36,6 @@ type Sessions interface {
 // Input bounds for the session actions.
 const (
 	maxClientMessageIDBytes = 128
-	maxPromptBytes          = 256 << 10
 	maxAnswerBytes          = 64 << 10
 )
 
@@ -83,8 +82,8 @@ func (g *Gateway) sessionCreate(ctx context.Context, _ *conn, req shared.Session
 	if err := requireID("task_id", req.TaskID); err != nil {
 		return nil, err
 	}
-	if len(req.Prompt) > maxPromptBytes {
-		return nil, shared.Errorf(shared.CodeBadRequest, "prompt is %d bytes; the limit is %d", len(req.Prompt), maxPromptBytes)
+	if len(req.Prompt) > shared.MaxPromptBytes {
+		return nil, shared.Errorf(shared.CodeBadRequest, "prompt is %d bytes; the limit is %d", len(req.Prompt), shared.MaxPromptBytes)
 	}
 	return g.cfg.Sessions.Create(ctx, req)
 }
@@ -206,7 +205,7 @@ func (g *Gateway) messageAdd(ctx context.Context, _ *conn, req shared.MessageAdd
 	}
 	// The prompt is checked but kept byte for byte: leading indentation or
 	// trailing newlines may matter to the agent.
-	if _, err := boundedText("content", req.Content, maxPromptBytes, true); err != nil {
+	if _, err := boundedText("content", req.Content, shared.MaxPromptBytes, true); err != nil {
 		return nil, err
 	}
 	if _, err := shared.CheckAttachments(req.Attachments); err != nil {
