@@ -226,17 +226,17 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	r.m.mark(r.taskID)
 	dispatched = r.m.tr.Dispatched(claim)
 	r.setPrompt(msg.ID)
+	if r.m.cfg.Turns != nil {
+		// Before the agent can act on the prompt; and before the turn's
+		// start is published, so that a client told of it finds what the
+		// watch recorded of it.
+		r.m.cfg.Turns.TurnStarting(ctx, r.taskID, r.id, msg.ID)
+	}
 	msg.Status = shared.MessageComplete
 	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
 	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnStarted, shared.TurnStartedEvent{
 		SessionID: r.id, TurnID: msg.ID, MessageID: msg.ID,
 	}, false)
-
-	if r.m.cfg.Turns != nil {
-		// The turn's start is observed before the agent can act on the
-		// prompt, and after the person sees it sent.
-		r.m.cfg.Turns.TurnStarting(ctx, r.taskID, r.id, msg.ID)
-	}
 
 	var attached []shared.Attachment
 	if msg.Metadata != nil {

@@ -20,15 +20,17 @@ import (
 // of the turn when it was called.
 type turnStart struct {
 	taskID, sessionID, turnID string
-	// promptSent says the turn's prompt was stored as sent by then;
-	// found is what the file the prompts have the agent write held.
-	promptSent bool
-	found      string
+	// promptSent says the turn's prompt was stored as sent by then,
+	// announced that the turn's start was published; found is what the
+	// file the prompts have the agent write held.
+	promptSent, announced bool
+	found                 string
 }
 
 // turnWatch records each turn's start and what it found.
 type turnWatch struct {
 	st   *store.Store
+	pub  *startPublisher
 	file string // the file the prompts have the agent write
 
 	mu     sync.Mutex
@@ -38,11 +40,12 @@ type turnWatch struct {
 func (w *turnWatch) TurnStarting(ctx context.Context, taskID, sessionID, turnID string) {
 	latest, sent, err := w.st.LatestPrompt(ctx, sessionID)
 	found, _ := os.ReadFile(w.file)
+	announced := w.pub.announced(turnID)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.starts = append(w.starts, turnStart{
 		taskID: taskID, sessionID: sessionID, turnID: turnID,
-		promptSent: err == nil && sent && latest == turnID, found: string(found),
+		promptSent: err == nil && sent && latest == turnID, announced: announced, found: string(found),
 	})
 }
 
@@ -52,16 +55,40 @@ func (w *turnWatch) taken() []turnStart {
 	return append([]turnStart(nil), w.starts...)
 }
 
+// startPublisher is a statePublisher that also keeps the turns whose
+// start it published.
+type startPublisher struct {
+	statePublisher
+	mu      sync.Mutex
+	started map[string]bool
+}
+
+func (p *startPublisher) PublishSession(sessionID, action string, payload any, replaceable bool) {
+	if ev, ok := payload.(shared.TurnStartedEvent); ok {
+		p.mu.Lock()
+		p.started[ev.TurnID] = true
+		p.mu.Unlock()
+	}
+	p.statePublisher.PublishSession(sessionID, action, payload, replaceable)
+}
+
+func (p *startPublisher) announced(turnID string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started[turnID]
+}
+
 // Each turn tells the watch of its start once its prompt is stored as
-// sent and before the agent acts on it: the file the prompt writes is not
-// there yet. The turn id is the prompt's message id.
+// sent, before the agent acts on it (the file the prompt writes is not
+// there yet) and before the turn's start is published. The turn id is
+// the prompt's message id.
 func TestATurnsStartIsToldBeforeTheAgentActsOnItsPrompt(t *testing.T) {
 	ctx := context.Background()
 	st, task, dir := mustTask(t)
 	scratch := filepath.Join(dir, "scratch")
-	watch := &turnWatch{st: st, file: filepath.Join(scratch, task.ID, "a.txt")}
+	pub := &startPublisher{started: map[string]bool{}}
+	watch := &turnWatch{st: st, pub: pub, file: filepath.Join(scratch, task.ID, "a.txt")}
 	profile := mocktest.Profile()
-	pub := &statePublisher{}
 	m, err := New(Config{
 		Store:      st,
 		Profile:    func(context.Context, string) (agent.Profile, error) { return profile, nil },
@@ -87,6 +114,8 @@ func TestATurnsStartIsToldBeforeTheAgentActsOnItsPrompt(t *testing.T) {
 	assert.Equal(t, session.ID, first.sessionID)
 	assert.True(t, first.promptSent, "the prompt was stored as sent first")
 	assert.Empty(t, first.found, "the agent had not acted on the prompt")
+	assert.False(t, first.announced, "the turn's start was not published yet")
+	assert.True(t, pub.announced(first.turnID), "it was once the watch returned")
 	second := starts[1]
 	assert.Equal(t, added.Message.ID, second.turnID, "the turn is the prompt's message")
 	assert.True(t, second.promptSent)
