@@ -227,3 +227,37 @@ func TestAPushOverSSHRunsSSHInBatchModeUnlessThePersonChoseACommand(t *testing.T
 		})
 	}
 }
+
+func TestFilesNamedLikeRevisionsDoNotConfuseRead(t *testing.T) {
+	wt, _ := MustWorktreeWithRemote(t)
+	gittest.Write(t, wt, "a.txt", "a\n")
+	gittest.Commit(t, wt, "first")
+	for _, name := range []string{"@{upstream}", "@{upstream}..HEAD", "main..HEAD"} {
+		gittest.Write(t, wt, name, "x\n")
+	}
+	s := MustRead(t, wt, "main")
+	require.Empty(t, s.Upstream, "no upstream yet")
+	require.Equal(t, 1, s.Ahead)
+
+	_, err := gitfinish.Push(t.Context(), wt)
+	require.NoError(t, err)
+	s = MustRead(t, wt, "main")
+	require.Equal(t, "origin/herd/task", s.Upstream)
+	require.Equal(t, new(0), s.UpstreamAhead)
+	require.Equal(t, 1, s.Ahead)
+	require.Equal(t, 3, s.Uncommitted)
+}
+
+func TestAnUpstreamWhoseRemoteBranchIsGoneIsNone(t *testing.T) {
+	wt, _ := MustWorktreeWithRemote(t)
+	gittest.Write(t, wt, "a.txt", "a\n")
+	gittest.Commit(t, wt, "first")
+	_, err := gitfinish.Push(t.Context(), wt)
+	require.NoError(t, err)
+	gittest.Git(t, wt, "branch", "--quiet", "--delete", "--remotes", "origin/herd/task")
+	gittest.Write(t, wt, "@{upstream}", "a file, not the upstream\n")
+	s := MustRead(t, wt, "main")
+	require.Equal(t, "origin", s.Remote, "the upstream's remote still")
+	require.Empty(t, s.Upstream)
+	require.Nil(t, s.UpstreamAhead)
+}

@@ -156,7 +156,9 @@ func pushRemote(ctx context.Context, git *gitcli.Runner, branch string) (string,
 // upstream returns the upstream of HEAD's branch as git abbreviates it,
 // or "" when it has none or its remote-tracking branch is gone.
 func upstream(ctx context.Context, git *gitcli.Runner) (string, error) {
-	out, err := git.Run(ctx, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
+	// --verify: without it, a file named "@{upstream}" would be taken for
+	// the answer.
+	out, err := git.Run(ctx, "rev-parse", "--verify", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
 	if code := gitcli.ExitCode(err); code == 128 && ctx.Err() == nil {
 		return "", nil
 	} else if err != nil {
@@ -168,7 +170,8 @@ func upstream(ctx context.Context, git *gitcli.Runner) (string, error) {
 // countCommits counts the commits of the range rng ("A..B"). It reports
 // false, with a nil error, when git cannot resolve rng.
 func countCommits(ctx context.Context, git *gitcli.Runner, rng string) (n int, ok bool, err error) {
-	out, err := git.Run(ctx, "rev-list", "--count", "--end-of-options", rng)
+	// "--": rng is a revision range even when a file has its name.
+	out, err := git.Run(ctx, "rev-list", "--count", "--end-of-options", rng, "--")
 	if code := gitcli.ExitCode(err); code == 128 && ctx.Err() == nil {
 		return 0, false, nil
 	} else if err != nil {
