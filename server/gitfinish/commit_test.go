@@ -141,3 +141,14 @@ func TestCommitAtTheLimitIsTaken(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, message, Message(t, wt))
 }
+
+func TestCommitWhileAnotherGitHoldsTheIndexIsAConflict(t *testing.T) {
+	wt := MustWorktree(t, gittest.Init(t))
+	gittest.Write(t, wt, "a.txt", "a\n")
+	// The agent's own git, say, in the middle of a command.
+	lock := gittest.Git(t, wt, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")
+	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+
+	_, err := gitfinish.Commit(t.Context(), wt, "blocked")
+	RequireCode(t, err, shared.CodeConflict, "stage the changes", "index.lock': File exists")
+}
