@@ -27,14 +27,15 @@ const (
 	// reviewFilesTimeout covers a snapshot of the working tree (a few git
 	// commands, each bounded by gitcli's 30 s) and the listing.
 	reviewFilesTimeout = time.Minute
-	// reviewCommitTimeout covers staging everything and a commit whose
-	// hooks may run the project's checks, then reading the state.
-	reviewCommitTimeout = 2 * time.Minute
+	// reviewCommitTimeout covers a commit (gitfinish gives it 2 minutes:
+	// staging everything, and hooks that may run the project's checks),
+	// then reading the state.
+	reviewCommitTimeout = 3 * time.Minute
 	// reviewPushTimeout covers a push (gitfinish gives it 2 minutes, for
 	// slow remotes and large packs), then reading the state.
 	reviewPushTimeout = 3 * time.Minute
 	// reviewPullRequestTimeout covers reading the state, GitHub's answer
-	// and storing the pull request.
+	// (30 s at most) and storing the pull request.
 	reviewPullRequestTimeout = 2 * time.Minute
 )
 
