@@ -58,7 +58,8 @@ func File(ctx context.Context, dir string, p FilePage) (shared.ReviewFileRespons
 }
 
 func file(ctx context.Context, git *gitcli.Runner, p FilePage) (shared.ReviewFileResponse, error) {
-	rec, err := findRecord(ctx, git, p)
+	specs := pathspecs(p.OldPath, p.Path)
+	rec, before, err := findRecord(ctx, git, p, specs)
 	if err != nil {
 		return shared.ReviewFileResponse{}, err
 	}
@@ -75,10 +76,10 @@ func file(ctx context.Context, git *gitcli.Runner, p FilePage) (shared.ReviewFil
 		resp.TooLarge = true
 		return resp, nil
 	}
-	pr := patchReader{offset: p.Offset, limit: p.Limit, resp: &resp}
+	pr := patchReader{offset: p.Offset, limit: p.Limit, resp: &resp, skip: before, last: before + patches(rec)}
 	err = git.Stream(ctx, (&lineSplitter{}).split, pr.line, append([]string{
 		"diff-tree", "-r", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
-		"--end-of-options", p.From, p.To, "--"}, pathspecs(rec.oldPath, rec.path)...)...)
+		"--end-of-options", p.From, p.To, "--"}, specs...)...)
 	if err == nil {
 		err = pr.finish()
 	}
@@ -96,48 +97,71 @@ var pathspecEnv = []string{
 	"GIT_LITERAL_PATHSPECS=0", "GIT_GLOB_PATHSPECS=0", "GIT_NOGLOB_PATHSPECS=0", "GIT_ICASE_PATHSPECS=0",
 }
 
-// pathspecs returns the pathspecs that match exactly the files named,
-// whatever bytes their names hold (":(top)", "*", "--x" are names too):
-// each literal and from the top of the working tree, and what lies under
-// a directory of that name excluded, as a file in one tree may be a
-// directory in the other and a pathspec names a directory's files too.
+// pathspecs returns pathspecs that match the files named, whatever bytes
+// their names hold (":(top)", "*", "--x" are names too): literal, and
+// from the top of the working tree.
 func pathspecs(paths ...string) []string {
 	var specs []string
 	for _, p := range paths {
 		if p != "" {
-			specs = append(specs, ":(top,literal)"+p, ":(exclude,top,literal)"+p+"/")
+			specs = append(specs, ":(top,literal)"+p)
 		}
 	}
 	return specs
 }
 
-// findRecord returns the raw record of the change p asks for: the rename
-// from p.OldPath to p.Path, else p.Path's own change. One command with the
-// same pathspecs as the patch finds it, so that git detects the same
-// rename in both.
-func findRecord(ctx context.Context, git *gitcli.Runner, p FilePage) (rawRecord, error) {
-	var found []rawRecord
-	r := recordReader{raw: func(rec rawRecord) {
-		if rec.path == p.Path {
-			found = append(found, rec)
+// findRecord returns the raw record of the change p asks for (the rename
+// from p.OldPath to p.Path, else p.Path's own change) and the number of
+// patches git writes, with the same pathspecs, before that record's.
+//
+// A pathspec also matches what lies under a directory of that name, as
+// when a file became a directory, and an exclusion of "PATH/" would drop
+// a submodule of that name too; so git diffs everything the pathspecs
+// match, and the patch reader keeps the patches of this record only. Git
+// writes records and patches in one order, that of its diff, for the same
+// trees and pathspecs.
+func findRecord(ctx context.Context, git *gitcli.Runner, p FilePage, specs []string) (rec rawRecord, before int, err error) {
+	found := false
+	r := recordReader{raw: func(next rawRecord) {
+		switch {
+		case found:
+		case next.path == p.Path:
+			rec, found = next, true
+		default:
+			before += patches(next)
 		}
 	}}
-	err := git.Stream(ctx, gitcli.ScanNUL, r.token, append([]string{
+	err = git.Stream(ctx, gitcli.ScanNUL, r.token, append([]string{
 		"diff-tree", "-r", "-z", "-M", "--raw", "--no-ext-diff", "--no-textconv",
-		"--end-of-options", p.From, p.To, "--"}, pathspecs(p.OldPath, p.Path)...)...)
+		"--end-of-options", p.From, p.To, "--"}, specs...)...)
 	if err == nil {
 		err = r.finish()
 	}
-	if err != nil {
-		return rawRecord{}, err
+	switch {
+	case err != nil:
+		return rawRecord{}, 0, err
+	case !found:
+		return rawRecord{}, 0, shared.Errorf(shared.CodeNotFound, "%q did not change between %s and %s", p.Path, p.From, p.To)
 	}
-	// The pathspecs name p.OldPath and p.Path only, so the record of
-	// p.Path, if any, is the rename from p.OldPath or, when git sees none,
-	// p.Path's own change.
-	if len(found) == 0 {
-		return rawRecord{}, shared.Errorf(shared.CodeNotFound, "%q did not change between %s and %s", p.Path, p.From, p.To)
+	// With p.OldPath named, the record of p.Path is the rename from it
+	// or, when git sees none, p.Path's own change.
+	return rec, before, nil
+}
+
+// patches returns the number of patches git diff -p writes for rec: two
+// for a file whose type changed (the old one deleted, the new one
+// added), one for any other.
+func patches(rec rawRecord) int {
+	if rec.oldMode != "000000" && rec.newMode != "000000" && fileType(rec.oldMode) != fileType(rec.newMode) {
+		return 2
 	}
-	return found[0], nil
+	return 1
+}
+
+// fileType returns the type bits (S_IFMT) of an octal mode of git's.
+func fileType(mode string) uint64 {
+	m, _ := strconv.ParseUint(mode, 8, 32)
+	return m & 0o170000
 }
 
 // blobSize returns the size of the blob id of a file of mode: zero when

@@ -50,12 +50,14 @@ func (s *lineSplitter) split(data []byte, atEOF bool) (advance int, token []byte
 	return 0, nil, nil
 }
 
-// patchReader reads the patch git diff-tree -p writes for one file, line
-// by line, into one page of resp. It skips the header lines ("diff --git",
-// "index", "---", "+++" and the like) and keeps the lines of hunks whose
-// index, counted from the first hunk's first line, is in the page. Git
-// writes two patches for a type change (the old file deleted, the new one
-// added); their hunks follow each other in one count.
+// patchReader reads the patches git diff-tree -p writes, line by line,
+// and keeps one page of one file's in resp: those after the first skip,
+// up to and including the last-th, counted from one. Git writes two
+// patches for a type change (the old file deleted, the new one added);
+// their hunks follow each other in one count. It skips the header lines
+// ("diff --git", "index", "---", "+++" and the like) and keeps the lines
+// of hunks whose index, counted from the file's first hunk's first line,
+// is in the page.
 //
 // A hunk's header gives the number of lines it holds on each side, which
 // tells its lines from the headers that follow it, whatever the lines
@@ -63,6 +65,8 @@ func (s *lineSplitter) split(data []byte, atEOF bool) (advance int, token []byte
 type patchReader struct {
 	offset, limit int
 	resp          *shared.ReviewFileResponse
+	skip, last    int // the patches before the file's, and its last one
+	patch         int // the patches begun so far
 
 	n       int    // diff lines read so far: the next line's index
 	header  string // the current hunk's header
@@ -87,8 +91,12 @@ func (r *patchReader) line(l []byte) bool {
 	}
 	r.inHunk = false
 	switch {
+	case bytes.HasPrefix(l, []byte("diff --git ")):
+		r.patch++
+		return r.patch <= r.last // the rest is other files'
 	case bytes.HasPrefix(l, []byte("@@ ")):
 		return r.hunk(l)
+	case r.patch <= r.skip:
 	case bytes.HasPrefix(l, []byte("Binary files ")) && bytes.HasSuffix(l, []byte(" differ")):
 		// A binary side: nothing of the file is sent, even the lines of
 		// a text side of a type change.
@@ -162,10 +170,12 @@ func (r *patchReader) body(l []byte) bool {
 	if r.oldLeft < oldStep || r.newLeft < newStep {
 		return r.fail("line beyond its hunk", l)
 	}
-	index := r.n
-	r.n++
-	if index >= r.offset && !r.keep(index, mark, l) {
-		return false
+	if r.patch > r.skip {
+		index := r.n
+		r.n++
+		if index >= r.offset && !r.keep(index, l) {
+			return false
+		}
 	}
 	r.oldLine, r.newLine = r.oldLine+oldStep, r.newLine+newStep
 	r.oldLeft, r.newLeft = r.oldLeft-oldStep, r.newLeft-newStep
@@ -174,7 +184,7 @@ func (r *patchReader) body(l []byte) bool {
 
 // keep adds the line of index to the page, or reports false when the page
 // is full, the line showing that more follow.
-func (r *patchReader) keep(index int, mark byte, l []byte) bool {
+func (r *patchReader) keep(index int, l []byte) bool {
 	text := " "
 	if len(l) > 0 {
 		text = cut(string(l))
@@ -226,7 +236,11 @@ func (r *patchReader) fail(what string, l []byte) bool {
 // finish returns what went wrong, if anything, once git's output ended or
 // the reader stopped it.
 func (r *patchReader) finish() error {
-	if r.err == nil && r.resp.NextOffset == 0 && !r.resp.Binary && (r.oldLeft > 0 || r.newLeft > 0) {
+	switch {
+	case r.err != nil:
+	case r.patch <= r.skip:
+		r.err = fmt.Errorf("git diff-tree -p: output ends before the file's patch")
+	case r.resp.NextOffset == 0 && !r.resp.Binary && (r.oldLeft > 0 || r.newLeft > 0):
 		r.err = fmt.Errorf("git diff-tree -p: output ends inside a hunk")
 	}
 	return r.err
