@@ -196,7 +196,7 @@ func TestFileLinesAsGitWritesThem(t *testing.T) {
 // added lines, "added j", then has every second line of the first half
 // changed (one long hunk) and every tenth of the second (many short
 // ones) to "changed k".
-func bigChange(t *testing.T) (dir, from, to string) {
+func bigChange(t testing.TB) (dir, from, to string) {
 	t.Helper()
 	dir = gittest.Init(t)
 	var oldText, newText strings.Builder

@@ -32,6 +32,44 @@ func Files(ctx context.Context, dir, from, to string, offset, limit int) (Listin
 	if err := checkTrees(from, to); err != nil {
 		return Listing{}, err
 	}
+	git := gitcli.Runner{Dir: dir}
+	l, err := files(ctx, &git, from, to, offset, limit)
+	if err != nil {
+		return Listing{}, treeError(ctx, dir, from, to, fmt.Errorf("files changed in %s: %w", dir, err))
+	}
+	return l, nil
+}
+
+// SnapshotFiles is Snapshot followed by Files from from to the snapshot:
+// the first page of a comparison with the working tree as it is now. It
+// lists the files while the snapshot's index exists, and git, reading
+// that index, takes a changed file's new side from the working tree,
+// where the file still matches what the snapshot holds, rather than from
+// the loose object the snapshot wrote: for thousands of changed files
+// that is half the system calls, and half the time, of Files.
+func SnapshotFiles(ctx context.Context, dir, from string, offset, limit int) (tree string, l Listing, err error) {
+	limit, err = pageBounds(offset, limit, shared.DefaultReviewFiles, shared.MaxReviewFiles)
+	if err != nil {
+		return "", Listing{}, err
+	}
+	if err := checkID(from); err != nil {
+		return "", Listing{}, err
+	}
+	tree, err = snapshot(ctx, dir, func(git *gitcli.Runner, to string) error {
+		l, err = files(ctx, git, from, to, offset, limit)
+		if err != nil {
+			return treeError(ctx, dir, from, to, fmt.Errorf("files changed: %w", err))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", Listing{}, err
+	}
+	return tree, l, nil
+}
+
+// files lists the page of Files with git.
+func files(ctx context.Context, git *gitcli.Runner, from, to string, offset, limit int) (Listing, error) {
 	l := Listing{Files: make([]shared.ReviewFile, 0, min(limit, 64))}
 	raws, nums := 0, 0
 	r := recordReader{
@@ -55,8 +93,7 @@ func Files(ctx context.Context, dir, from, to string, offset, limit int) (Listin
 	// file's counts (--numstat), so that a page never mixes two states of
 	// a moving repository. --no-ext-diff and --no-textconv keep the
 	// repository's configuration from running programs of its own.
-	git := gitcli.Runner{Dir: dir}
-	err = git.Stream(ctx, gitcli.ScanNUL, r.token,
+	err := git.Stream(ctx, gitcli.ScanNUL, r.token,
 		"diff-tree", "-r", "-z", "-M", "--raw", "--numstat", "--no-ext-diff", "--no-textconv",
 		"--end-of-options", from, to)
 	if err == nil {
@@ -66,7 +103,7 @@ func Files(ctx context.Context, dir, from, to string, offset, limit int) (Listin
 		err = fmt.Errorf("git diff-tree: %d raw records but %d numstat ones", raws, nums)
 	}
 	if err != nil {
-		return Listing{}, treeError(ctx, dir, from, to, fmt.Errorf("files changed in %s: %w", dir, err))
+		return Listing{}, err
 	}
 	l.Total = raws
 	return l, nil

@@ -63,6 +63,27 @@ func TestFilesOfATaskWithEveryKindOfChange(t *testing.T) {
 	}, MustFiles(t, r.dir, r.base, r.tree))
 }
 
+func TestSnapshotFilesIsSnapshotThenFiles(t *testing.T) {
+	r := newTaskRepo(t)
+	before := stateOf(t, r.dir)
+	for _, page := range [][2]int{{0, 1000}, {0, 2}, {2, 2}, {5, 2}} {
+		tree, l, err := gitdiff.SnapshotFiles(t.Context(), r.dir, r.base, page[0], page[1])
+		require.NoError(t, err)
+		require.Equal(t, r.tree, tree)
+		want, err := gitdiff.Files(t.Context(), r.dir, r.base, r.tree, page[0], page[1])
+		require.NoError(t, err)
+		require.Equal(t, want, l)
+	}
+	require.Equal(t, before, stateOf(t, r.dir))
+
+	_, _, err := gitdiff.SnapshotFiles(t.Context(), r.dir, "main", 0, 10)
+	requireCode(t, shared.CodeBadRequest, err)
+	_, _, err = gitdiff.SnapshotFiles(t.Context(), r.dir, strings.Repeat("0", 39)+"1", 0, 10)
+	requireCode(t, shared.CodeNotFound, err)
+	_, _, err = gitdiff.SnapshotFiles(t.Context(), r.dir, r.base, 0, -1)
+	requireCode(t, shared.CodeBadRequest, err)
+}
+
 func TestFilesPagesListOneComparison(t *testing.T) {
 	repo := gittest.Init(t)
 	base := headTree(t, repo)

@@ -31,14 +31,20 @@ const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 // the index had it rather than failing the snapshot, as one such file
 // must not keep a person from reviewing the rest.
 func Snapshot(ctx context.Context, dir string) (string, error) {
-	tree, err := snapshot(ctx, dir)
+	return snapshot(ctx, dir, nil)
+}
+
+// snapshot snapshots dir and, when then is not nil, calls it with the tree
+// and a Runner whose git reads the snapshot's index, before removing it.
+func snapshot(ctx context.Context, dir string, then func(git *gitcli.Runner, tree string) error) (string, error) {
+	tree, err := writeSnapshot(ctx, dir, then)
 	if err != nil {
 		return "", fmt.Errorf("snapshot %s: %w", dir, err)
 	}
 	return tree, nil
 }
 
-func snapshot(ctx context.Context, dir string) (string, error) {
+func writeSnapshot(ctx context.Context, dir string, then func(git *gitcli.Runner, tree string) error) (string, error) {
 	git := gitcli.Runner{Dir: dir}
 	// A linked worktree has an index of its own, under the repository's
 	// worktrees/ directory; --git-path finds it, relative to dir.
@@ -72,7 +78,13 @@ func snapshot(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	tree := strings.TrimSpace(string(out))
+	if then != nil {
+		if err := then(&git, tree); err != nil {
+			return "", err
+		}
+	}
+	return tree, nil
 }
 
 // copyIndex copies the index at from to the new file to. A missing index

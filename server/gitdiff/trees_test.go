@@ -26,8 +26,10 @@ func stateOf(t *testing.T, dir string) repoState {
 	index, err := os.ReadFile(gittest.Git(t, dir, "rev-parse", "--path-format=absolute", "--git-path", "index"))
 	require.NoError(t, err)
 	return repoState{
-		index:    index,
-		status:   gittest.Git(t, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all"),
+		index: index,
+		// Without optional locks, status does not refresh and rewrite
+		// the index it observes.
+		status:   gittest.Git(t, dir, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all"),
 		stash:    gittest.Git(t, dir, "stash", "list"),
 		refs:     gittest.Git(t, dir, "for-each-ref"),
 		head:     gittest.Git(t, dir, "rev-parse", "HEAD"),
@@ -81,12 +83,14 @@ func TestSnapshotLeavesNoTemporaryFiles(t *testing.T) {
 	repo := gittest.Init(t)
 	gittest.Write(t, repo, "a.txt", "a\n")
 	MustSnapshot(t, repo)
+	_, _, err := gitdiff.SnapshotFiles(t.Context(), repo, headTree(t, repo), 0, 10)
+	require.NoError(t, err)
 
 	// A clean filter that fails, and is required, makes git add fail.
 	gittest.Write(t, repo, ".gitattributes", "*.txt filter=broken\n")
 	gittest.Git(t, repo, "config", "filter.broken.clean", "false")
 	gittest.Git(t, repo, "config", "filter.broken.required", "true")
-	_, err := gitdiff.Snapshot(t.Context(), repo)
+	_, err = gitdiff.Snapshot(t.Context(), repo)
 	require.ErrorContains(t, err, "clean filter 'broken' failed", "git's own reason")
 
 	entries, err := os.ReadDir(tmp)
