@@ -69,12 +69,15 @@ func writeSnapshot(ctx context.Context, dir string, then func(git *gitcli.Runner
 		return "", err
 	}
 	git.Env = []string{"GIT_INDEX_FILE=" + copied}
+	// A split index would have git write a shared index for the copy into
+	// the repository's own directory; the copy is written whole instead.
 	// --ignore-errors adds what it can and exits with 1 when it could not
 	// add everything; a fatal error exits with 128.
-	if _, err := git.Run(ctx, "add", "--all", "--ignore-errors"); err != nil && (gitcli.ExitCode(err) != 1 || ctx.Err() != nil) {
+	_, err = git.Run(ctx, "-c", "core.splitIndex=false", "add", "--all", "--ignore-errors")
+	if err != nil && (gitcli.ExitCode(err) != 1 || ctx.Err() != nil) {
 		return "", err
 	}
-	out, err = git.Run(ctx, "write-tree")
+	out, err = git.Run(ctx, "-c", "core.splitIndex=false", "write-tree")
 	if err != nil {
 		return "", err
 	}

@@ -115,6 +115,45 @@ func TestSnapshotOfALinkedWorktreeUsesItsOwnIndex(t *testing.T) {
 	require.Equal(t, taskBefore, stateOf(t, wt))
 }
 
+func TestSnapshotWritesNothingIntoTheRepositorysDirectory(t *testing.T) {
+	repo := gittest.Init(t)
+	gittest.Git(t, repo, "config", "core.splitIndex", "true")
+	gittest.Write(t, repo, "a.txt", "a\n")
+	gittest.Commit(t, repo, "split index")
+	gittest.Write(t, repo, "a.txt", "a\nb\n")
+	gittest.Write(t, repo, "new.txt", "n\n")
+	// The agent's git is adding: the index is locked.
+	lock := filepath.Join(repo, ".git", "index.lock")
+	require.NoError(t, os.WriteFile(lock, []byte("held"), 0o644))
+	before := gitDirEntries(t, repo)
+
+	tree := MustSnapshot(t, repo)
+
+	require.Equal(t, "README\na.txt\nnew.txt", gittest.Git(t, repo, "ls-tree", "--name-only", tree))
+	require.Equal(t, before, gitDirEntries(t, repo), "no shared index, no lock taken or removed")
+}
+
+// gitDirEntries lists the files of dir's git directory, objects aside.
+func gitDirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	gitDir := filepath.Join(dir, ".git")
+	var names []string
+	err := filepath.WalkDir(gitDir, func(path string, d os.DirEntry, err error) error {
+		if d != nil && d.IsDir() && d.Name() == "objects" {
+			return filepath.SkipDir
+		}
+		names = append(names, path)
+		return err
+	})
+	require.NoError(t, err)
+	return names
+}
+
+func TestSnapshotOfADirectoryThatIsNoRepository(t *testing.T) {
+	_, err := gitdiff.Snapshot(t.Context(), t.TempDir())
+	require.ErrorContains(t, err, "not a git repository")
+}
+
 func TestSnapshotBeforeTheFirstAdd(t *testing.T) {
 	repo := gittest.InitEmpty(t)
 	gittest.Write(t, repo, "first.txt", "1\n")
