@@ -12,6 +12,15 @@
 // BaseTree gives the tree a task's work started from; CheckTree checks an
 // id a client sends back.
 //
+// # Costs
+//
+// Git reads a loose object with a handful of system calls, twice for a
+// diff (its size, then its content), and the blobs a snapshot writes are
+// loose. SnapshotFiles, for a first page against the working tree, lists
+// the files while the snapshot's index still exists, and git then reads
+// their new sides from the working tree instead; later pages (Files) read
+// the objects. See docs/benchmarks.md, "Review: changed files".
+//
 // # Bounds
 //
 // Every git command runs through package gitcli, bounded in time and in

@@ -40,25 +40,27 @@ func Files(ctx context.Context, dir, from, to string, offset, limit int) (Listin
 	return l, nil
 }
 
-// SnapshotFiles is Snapshot followed by Files from from to the snapshot:
-// the first page of a comparison with the working tree as it is now. It
-// lists the files while the snapshot's index exists, and git, reading
-// that index, takes a changed file's new side from the working tree,
-// where the file still matches what the snapshot holds, rather than from
-// the loose object the snapshot wrote: for thousands of changed files
-// that is half the system calls, and half the time, of Files.
-func SnapshotFiles(ctx context.Context, dir, from string, offset, limit int) (tree string, l Listing, err error) {
-	limit, err = pageBounds(offset, limit, shared.DefaultReviewFiles, shared.MaxReviewFiles)
+// SnapshotFiles is Snapshot followed by Files from from to the snapshot,
+// with Files' bounds and errors: the first page of a comparison with the
+// working tree as it is now. It lists the files while the snapshot's
+// index exists, and git, reading that index, takes a changed file's new
+// side from the working tree, where the file still matches what the
+// snapshot holds, rather than from the loose object the snapshot wrote:
+// for thousands of changed files, about half the system calls and the
+// time of Files.
+func SnapshotFiles(ctx context.Context, dir, from string, offset, limit int) (string, Listing, error) {
+	limit, err := pageBounds(offset, limit, shared.DefaultReviewFiles, shared.MaxReviewFiles)
 	if err != nil {
 		return "", Listing{}, err
 	}
 	if err := checkID(from); err != nil {
 		return "", Listing{}, err
 	}
-	tree, err = snapshot(ctx, dir, func(git *gitcli.Runner, to string) error {
-		l, err = files(ctx, git, from, to, offset, limit)
-		if err != nil {
-			return treeError(ctx, dir, from, to, fmt.Errorf("files changed: %w", err))
+	var l Listing
+	tree, err := snapshot(ctx, dir, func(git *gitcli.Runner, to string) error {
+		var ferr error
+		if l, ferr = files(ctx, git, from, to, offset, limit); ferr != nil {
+			return treeError(ctx, dir, from, to, fmt.Errorf("files changed: %w", ferr))
 		}
 		return nil
 	})
