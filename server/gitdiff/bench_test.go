@@ -19,7 +19,8 @@ import (
 // modified, 2,500 untracked, all small and different) of a repository of
 // 5,000: the base tree, a snapshot of the working tree and the first page
 // of shared.DefaultReviewFiles files, through Snapshot then Files, or
-// through SnapshotFiles. It reports the git processes' CPU time beside
+// through SnapshotFiles, and through SnapshotFiles once every changed
+// file was written anew. It reports the git processes' CPU time beside
 // the wall time.
 //
 // Git reads a loose object with a few system calls of its own and a
@@ -44,13 +45,27 @@ func BenchmarkFilesFirstPage(b *testing.B) {
 					return tree, l, err
 				})
 			})
-			b.Run("SnapshotFiles", func(b *testing.B) {
+			snapshotFiles := func() (string, gitdiff.Listing, error) {
+				base, _, err := gitdiff.BaseTree(b.Context(), wt, "main")
+				if err != nil {
+					return "", gitdiff.Listing{}, err
+				}
+				return gitdiff.SnapshotFiles(b.Context(), wt, base, 0, shared.DefaultReviewFiles)
+			}
+			b.Run("SnapshotFiles", func(b *testing.B) { benchmarkFirstPage(b, snapshotFiles) })
+			if !packed {
+				return
+			}
+			// After a turn that wrote every changed file anew, the
+			// snapshot writes 5,000 blobs before the listing.
+			round := 0
+			b.Run("SnapshotFiles of new content", func(b *testing.B) {
 				benchmarkFirstPage(b, func() (string, gitdiff.Listing, error) {
-					base, _, err := gitdiff.BaseTree(b.Context(), wt, "main")
-					if err != nil {
-						return "", gitdiff.Listing{}, err
-					}
-					return gitdiff.SnapshotFiles(b.Context(), wt, base, 0, shared.DefaultReviewFiles)
+					b.StopTimer()
+					round++
+					writeChanges(b, wt, fmt.Sprintf("round %d, ", round))
+					b.StartTimer()
+					return snapshotFiles()
 				})
 			})
 		})
@@ -70,13 +85,20 @@ func manyChanges(b *testing.B, packed bool) string {
 	}
 	wt := MustWorktree(b, repo)
 	settleIndex(b, wt)
-	for i := range 2_500 {
-		gittest.Write(b, wt, fmt.Sprintf("pkg%02d/file%04d.go", i*2/100, i*2), strings.Repeat(fmt.Sprintf("// changed line %d\n", i), 21))
-		gittest.Write(b, wt, fmt.Sprintf("new%02d/file%04d.go", i/100, i), strings.Repeat(fmt.Sprintf("// new line %d\n", i), 10))
-	}
+	writeChanges(b, wt, "")
 	// The first snapshot writes 5,000 blobs; those after it find them.
 	MustSnapshot(b, wt)
 	return wt
+}
+
+// writeChanges modifies 2,500 of manyChanges' tracked files and writes
+// 2,500 untracked ones, each with a content of its own that starts with
+// prefix.
+func writeChanges(b *testing.B, wt, prefix string) {
+	for i := range 2_500 {
+		gittest.Write(b, wt, fmt.Sprintf("pkg%02d/file%04d.go", i*2/100, i*2), strings.Repeat(fmt.Sprintf("// %schanged line %d\n", prefix, i), 21))
+		gittest.Write(b, wt, fmt.Sprintf("new%02d/file%04d.go", i/100, i), strings.Repeat(fmt.Sprintf("// %snew line %d\n", prefix, i), 10))
+	}
 }
 
 // benchmarkFirstPage measures firstPage, which must list the first page

@@ -64,7 +64,7 @@ func file(ctx context.Context, git *gitcli.Runner, p FilePage) (shared.ReviewFil
 		return shared.ReviewFileResponse{}, err
 	}
 	resp := shared.ReviewFileResponse{
-		Path: rec.path, OldPath: rec.oldPath, Status: rec.status, Hunks: []shared.ReviewHunk{}, Offset: p.Offset,
+		Path: string(rec.path), OldPath: string(rec.oldPath), Status: rec.status, Hunks: []shared.ReviewHunk{}, Offset: p.Offset,
 	}
 	if resp.OldSize, err = blobSize(ctx, git, rec.oldMode, rec.oldID); err != nil {
 		return shared.ReviewFileResponse{}, err
@@ -125,8 +125,8 @@ func findRecord(ctx context.Context, git *gitcli.Runner, p FilePage, specs []str
 	r := recordReader{raw: func(next rawRecord) {
 		switch {
 		case found:
-		case next.path == p.Path:
-			rec, found = next, true
+		case string(next.path) == p.Path:
+			rec, found = next.clone(), true
 		default:
 			before += patches(next)
 		}
@@ -152,26 +152,29 @@ func findRecord(ctx context.Context, git *gitcli.Runner, p FilePage, specs []str
 // for a file whose type changed (the old one deleted, the new one
 // added), one for any other.
 func patches(rec rawRecord) int {
-	if rec.oldMode != "000000" && rec.newMode != "000000" && fileType(rec.oldMode) != fileType(rec.newMode) {
+	if !noFile(rec.oldMode) && !noFile(rec.newMode) && fileType(rec.oldMode) != fileType(rec.newMode) {
 		return 2
 	}
 	return 1
 }
 
 // fileType returns the type bits (S_IFMT) of an octal mode of git's.
-func fileType(mode string) uint64 {
-	m, _ := strconv.ParseUint(mode, 8, 32)
+func fileType(mode []byte) uint64 {
+	m, _ := strconv.ParseUint(string(mode), 8, 32)
 	return m & 0o170000
 }
+
+// noFile reports whether mode says a side holds no file.
+func noFile(mode []byte) bool { return string(mode) == "000000" }
 
 // blobSize returns the size of the blob id of a file of mode: zero when
 // the side has no file, or holds a submodule, whose commit is not in this
 // repository.
-func blobSize(ctx context.Context, git *gitcli.Runner, mode, id string) (int64, error) {
-	if mode == "000000" || mode == "160000" {
+func blobSize(ctx context.Context, git *gitcli.Runner, mode, id []byte) (int64, error) {
+	if noFile(mode) || string(mode) == "160000" {
 		return 0, nil
 	}
-	out, err := git.Run(ctx, "cat-file", "-s", id)
+	out, err := git.Run(ctx, "cat-file", "-s", string(id))
 	if err != nil {
 		return 0, err
 	}

@@ -77,7 +77,7 @@ func files(ctx context.Context, git *gitcli.Runner, from, to string, offset, lim
 	r := recordReader{
 		raw: func(rec rawRecord) {
 			if raws >= offset && raws-offset < limit {
-				l.Files = append(l.Files, shared.ReviewFile{Path: rec.path, OldPath: rec.oldPath, Status: rec.status})
+				l.Files = append(l.Files, shared.ReviewFile{Path: string(rec.path), OldPath: string(rec.oldPath), Status: rec.status})
 			}
 			raws++
 		},

@@ -8,18 +8,30 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// rawRecord is one record of git diff-tree --raw -z.
+// rawRecord is one record of git diff-tree --raw -z as recordReader hands
+// it over: its byte slices are valid only during the call, so that a
+// record nobody keeps costs no copy.
 type rawRecord struct {
 	// oldMode and newMode are the file's modes in octal ("100644",
 	// "120000" for a link, "160000" for a submodule, "000000" for none);
 	// oldID and newID its blobs (all zeros for none).
-	oldMode, newMode string
-	oldID, newID     string
+	oldMode, newMode []byte
+	oldID, newID     []byte
 	// status is a shared.File* status.
 	status string
 	// path is the file's path after the change (before it, for a deleted
 	// file); oldPath its path before a rename, else empty.
-	path, oldPath string
+	path, oldPath []byte
+}
+
+// clone returns a copy of rec that stays valid after the call that
+// handed rec over.
+func (rec rawRecord) clone() rawRecord {
+	c := rec
+	for _, b := range []*[]byte{&c.oldMode, &c.newMode, &c.oldID, &c.newID, &c.path, &c.oldPath} {
+		*b = bytes.Clone(*b)
+	}
+	return c
 }
 
 // numRecord is one record of git diff-tree --numstat -z.
@@ -56,7 +68,9 @@ type recordReader struct {
 
 	pending int // path tokens the current record still needs
 	rec     rawRecord
-	inNum   bool // the current record is a numstat one
+	metaBuf []byte // the current raw record's first token, holding rec's fields
+	oldBuf  []byte // the current raw record's old path, rec.oldPath
+	inNum   bool   // the current record is a numstat one
 	nrec    numRecord
 	err     error
 }
@@ -73,9 +87,10 @@ func (r *recordReader) token(tok []byte) bool {
 			// A rename's old path: the page takes its paths from the raw
 			// record.
 		case r.pending == 1:
-			r.rec.oldPath = string(tok)
+			r.oldBuf = append(r.oldBuf[:0], tok...)
+			r.rec.oldPath = r.oldBuf
 		default:
-			r.rec.path = string(tok)
+			r.rec.path = tok
 			r.raw(r.rec)
 		}
 		return true
@@ -88,15 +103,20 @@ func (r *recordReader) token(tok []byte) bool {
 
 // meta starts a raw record: ":OLDMODE NEWMODE OLDID NEWID STATUS[SCORE]".
 func (r *recordReader) meta(tok []byte) bool {
-	f := bytes.Fields(tok[1:])
-	if len(f) != 5 || len(f[4]) == 0 {
-		return r.fail("raw record", tok)
+	r.metaBuf = append(r.metaBuf[:0], tok[1:]...)
+	var f [5][]byte
+	rest := r.metaBuf
+	for i := range f {
+		var ok bool
+		if f[i], rest, ok = bytes.Cut(rest, []byte{' '}); ok != (i < 4) || len(f[i]) == 0 {
+			return r.fail("raw record", tok)
+		}
 	}
 	status, ok := statuses[f[4][0]]
 	if !ok {
 		return r.fail("status", f[4])
 	}
-	r.rec = rawRecord{oldMode: string(f[0]), newMode: string(f[1]), oldID: string(f[2]), newID: string(f[3]), status: status}
+	r.rec = rawRecord{oldMode: f[0], newMode: f[1], oldID: f[2], newID: f[3], status: status}
 	r.inNum, r.pending = false, 1
 	if status == shared.FileRenamed {
 		r.pending = 2
