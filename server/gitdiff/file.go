@@ -12,8 +12,13 @@ import (
 
 // FilePage is what File needs.
 type FilePage struct {
+	// From and To are the trees compared; Path is the file's path in To
+	// (in From, for a deleted file) and OldPath its path in From before a
+	// rename, else empty.
 	From, To, Path, OldPath string
-	Offset, Limit           int
+	// Offset is the number of diff lines earlier pages held; Limit the
+	// page's size in diff lines.
+	Offset, Limit int
 }
 
 // File returns one page of one file's diff between two trees (see

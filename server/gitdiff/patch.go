@@ -18,10 +18,11 @@ const lineCap = shared.MaxReviewLineBytes + 1
 // lineSplitter is a bufio.SplitFunc, in split, that hands over git's
 // output line by line without the "\n" (a "\r" before it is the line's
 // own), and hands over only the first lineCap bytes of a longer line,
-// skipping the rest of it. A line of a file up to
-// shared.MaxReviewFileBytes long therefore passes the scanner as one
-// token of at most lineCap bytes, and the scanner's buffer never grows
-// beyond a few of them, however long the file's lines are.
+// skipping the rest of it. A line of any length (up to
+// shared.MaxReviewFileBytes, for a file File diffs) therefore passes the
+// scanner as one token of at most lineCap bytes, and the scanner's buffer
+// never grows beyond a few of them, where a plain line scanner would need
+// gitcli.Runner.Limit above the longest line or fail.
 type lineSplitter struct {
 	skipping bool // in the rest of a line already handed over in part
 }
