@@ -352,11 +352,11 @@ func TestFileOfA20000LineChangeReadInPages(t *testing.T) {
 	for _, limit := range []int{0, 333, shared.MaxReviewLines} {
 		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
 			pages := readPages(t, dir, gitdiff.FilePage{From: from, To: to, Path: "f", Limit: limit})
-			want := max(limit, 0)
+			perPage := limit
 			if limit == 0 {
-				want = shared.DefaultReviewLines
+				perPage = shared.DefaultReviewLines
 			}
-			require.Len(t, pages, (lines+want-1)/want)
+			require.Len(t, pages, (lines+perPage-1)/perPage)
 			require.Equal(t, whole, joinPages(t, pages), "the pages joined are the whole diff")
 			requireBigChangeNumbers(t, pages)
 		})
