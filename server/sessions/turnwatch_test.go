@@ -124,3 +124,59 @@ func TestATurnsStartIsToldBeforeTheAgentActsOnItsPrompt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "two", string(body))
 }
+
+// heldWatch holds each turn's start until released, telling held when it
+// does.
+type heldWatch struct {
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (w *heldWatch) TurnStarting(context.Context, string, string, string) {
+	w.held <- struct{}{}
+	<-w.release
+}
+
+// A cancel that arrives while a turn's start is being recorded, before
+// its prompt reached the agent, cancels the turn: the agent is never sent
+// the prompt (the file it would write is not there), and the turn ends
+// cancelled rather than running to its end.
+func TestACancelBeforeThePromptReachesTheAgentCancelsTheTurn(t *testing.T) {
+	ctx := context.Background()
+	st, task, dir := mustTask(t)
+	scratch := filepath.Join(dir, "scratch")
+	pub := &statePublisher{}
+	watch := &heldWatch{held: make(chan struct{}), release: make(chan struct{})}
+	profile := mocktest.Profile()
+	m, err := New(Config{
+		Store:      st,
+		Profile:    func(context.Context, string) (agent.Profile, error) { return profile, nil },
+		ScratchDir: scratch,
+		Turns:      watch,
+	})
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	require.NoError(t, m.Start(ctx, pub))
+
+	session, err := m.Create(ctx, shared.SessionCreateRequest{TaskID: task.ID, Prompt: "/scenario write a.txt one"})
+	require.NoError(t, err)
+	<-watch.held
+	_, err = m.Cancel(ctx, session.ID)
+	require.NoError(t, err)
+	close(watch.release)
+	pub.waitSettled(t, 1)
+
+	assert.NoFileExists(t, filepath.Join(scratch, task.ID, "a.txt"), "the prompt never reached the agent")
+	messages, _, err := st.ListMessages(ctx, session.ID, 0, 50)
+	require.NoError(t, err)
+	var outcomes []shared.TurnOutcome
+	for _, msg := range messages {
+		if msg.Metadata != nil && msg.Metadata.Turn != nil {
+			outcomes = append(outcomes, msg.Metadata.Turn.Outcome)
+		}
+	}
+	assert.Equal(t, []shared.TurnOutcome{shared.TurnCancelled}, outcomes)
+	stored, err := st.GetSession(ctx, session.ID)
+	require.NoError(t, err)
+	assert.Equal(t, shared.SessionWaitingForInput, stored.State, "the session settles and takes the next prompt")
+}
