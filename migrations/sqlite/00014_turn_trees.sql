@@ -8,6 +8,9 @@
 -- the next turn's start in that repository, or to the worktree for the
 -- newest turn. turn_id is the id of the prompt message that started the
 -- turn. A turn is recorded once: a repeated record keeps the first tree.
+-- A snapshot that failed is recorded too, with an empty tree and its
+-- failure, so that the turn before it does not run on into the turn
+-- after it.
 -- The rows go with their repository or task.
 
 -- +goose Up
@@ -17,6 +20,7 @@ CREATE TABLE turn_trees (
     task_id       TEXT     NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
     session_id    TEXT     NOT NULL,
     tree          TEXT     NOT NULL,
+    failure       TEXT     NOT NULL DEFAULT '',
     recorded_at   DATETIME NOT NULL,
     PRIMARY KEY (repository_id, turn_id)
 );

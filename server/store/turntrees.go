@@ -19,8 +19,10 @@ type TurnTree struct {
 	TurnID    string
 	TaskID    string
 	SessionID string
-	// Tree is the tree object's id.
-	Tree string
+	// Tree is the tree object's id; empty when the snapshot failed, and
+	// Failure then says why.
+	Tree    string
+	Failure string
 	// RecordedAt dates the turn's start; zero means now.
 	RecordedAt time.Time
 }
@@ -39,6 +41,9 @@ type TurnSpan struct {
 // preview, as inboxTitleChars does for requests.
 const turnPromptChars = previewSourceChars
 
+// maxTurnFailureBytes bounds the failure a turn tree keeps.
+const maxTurnFailureBytes = 1024
+
 // RecordTurnTree stores the tree of a turn's start in a repository. A turn
 // recorded before keeps its first tree: the tree of a turn's start cannot
 // change, and a retry must not move it.
@@ -46,16 +51,16 @@ func (s *Store) RecordTurnTree(ctx context.Context, t TurnTree) error {
 	switch {
 	case t.RepositoryID == "" || t.TurnID == "" || t.TaskID == "" || t.SessionID == "":
 		return shared.Errorf(shared.CodeBadRequest, "a turn tree needs its repository, turn, task and session")
-	case t.Tree == "":
-		return shared.Errorf(shared.CodeBadRequest, "a turn tree needs its tree")
+	case (t.Tree == "") == (t.Failure == ""):
+		return shared.Errorf(shared.CodeBadRequest, "a turn tree needs its tree, or the failure that left it without one")
 	}
 	if t.RecordedAt.IsZero() {
 		t.RecordedAt = now()
 	}
 	err := s.write.WithContext(ctx).Exec(`INSERT INTO turn_trees
-			(repository_id, turn_id, task_id, session_id, tree, recorded_at) VALUES (?, ?, ?, ?, ?, ?)
+			(repository_id, turn_id, task_id, session_id, tree, failure, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (repository_id, turn_id) DO NOTHING`,
-		t.RepositoryID, t.TurnID, t.TaskID, t.SessionID, t.Tree, dbTime(t.RecordedAt)).Error
+		t.RepositoryID, t.TurnID, t.TaskID, t.SessionID, t.Tree, shared.Clip(t.Failure, maxTurnFailureBytes), dbTime(t.RecordedAt)).Error
 	if err != nil {
 		if isForeignKeyViolation(err) {
 			return shared.Errorf(shared.CodeNotFound, "repository %q of task %q not found", t.RepositoryID, t.TaskID)
@@ -98,7 +103,8 @@ func (s *Store) ReviewTurns(ctx context.Context, taskID string, limit int) ([]sh
 // repositories: the one recorded at the turn's start, and the one
 // recorded at the start of the repository's next turn. An empty turnID
 // names the task's newest turn. A turn whose start was not recorded in
-// the repository is not_found.
+// the repository is not_found, and so is one whose start or next turn's
+// start could not be snapshotted: the span would not be that turn's.
 func (s *Store) TurnSpan(ctx context.Context, taskID, repositoryID, turnID string) (TurnSpan, error) {
 	db := s.read.WithContext(ctx)
 	if turnID == "" {
@@ -113,18 +119,20 @@ func (s *Store) TurnSpan(ctx context.Context, taskID, repositoryID, turnID strin
 		}
 		turnID = ids[0]
 	}
-	var from string
+	var from, failure string
 	var at nullTime
-	row := db.Raw(`SELECT tree, recorded_at FROM turn_trees WHERE task_id = ? AND repository_id = ? AND turn_id = ?`,
+	row := db.Raw(`SELECT tree, failure, recorded_at FROM turn_trees WHERE task_id = ? AND repository_id = ? AND turn_id = ?`,
 		taskID, repositoryID, turnID).Row()
-	switch err := row.Scan(&from, &at); {
+	switch err := row.Scan(&from, &failure, &at); {
 	case errors.Is(err, sql.ErrNoRows):
 		return TurnSpan{}, shared.Errorf(shared.CodeNotFound, "herd has no record of the start of that turn")
 	case err != nil:
 		return TurnSpan{}, fmt.Errorf("load the tree of turn %s: %w", turnID, classify(err))
+	case from == "":
+		return TurnSpan{}, shared.Errorf(shared.CodeNotFound, "herd could not record the worktree at the start of that turn: %s", failure)
 	}
-	var next []string
-	err := db.Raw(`SELECT tree FROM turn_trees WHERE task_id = ? AND repository_id = ?
+	var next []struct{ Tree, Failure string }
+	err := db.Raw(`SELECT tree, failure FROM turn_trees WHERE task_id = ? AND repository_id = ?
 			AND (recorded_at > ? OR (recorded_at = ? AND turn_id > ?))
 		ORDER BY recorded_at, turn_id LIMIT 1`, taskID, repositoryID, at.t, at.t, turnID).Scan(&next).Error
 	if err != nil {
@@ -132,7 +140,11 @@ func (s *Store) TurnSpan(ctx context.Context, taskID, repositoryID, turnID strin
 	}
 	span := TurnSpan{TurnID: turnID, From: from}
 	if len(next) > 0 {
-		span.To = next[0]
+		if next[0].Tree == "" {
+			return TurnSpan{}, shared.Errorf(shared.CodeNotFound,
+				"herd could not record the worktree at the start of the next turn, so this turn's changes cannot be told from it: %s", next[0].Failure)
+		}
+		span.To = next[0].Tree
 	}
 	return span, nil
 }

@@ -127,7 +127,7 @@ func TestTurnSpanRunsToTheRepositorysNextTurn(t *testing.T) {
 		t1, t2, t3 := f.prompt(t, "one"), f.prompt(t, "two"), f.prompt(t, "three")
 		f.record(t, f.repoA, t1, tree("1"))
 		f.record(t, f.repoB, t1, tree("b"))
-		f.record(t, f.repoA, t2, tree("2")) // repository B failed to record turn 2
+		f.record(t, f.repoA, t2, tree("2")) // repository B has no record of turn 2 (herd stopped before it)
 		f.record(t, f.repoA, t3, tree("3"))
 		f.record(t, f.repoB, t3, tree("c"))
 
@@ -161,6 +161,35 @@ func TestTurnSpanRunsToTheRepositorysNextTurn(t *testing.T) {
 	})
 }
 
+// A snapshot that failed is recorded with its failure: that turn's span
+// says why it cannot be shown, and so does the span of the turn before
+// it, which would otherwise run on into the turn after.
+func TestTurnSpanNamesASnapshotThatFailed(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		f := newTurnFixture(t, dialect)
+		t1, t2, t3 := f.prompt(t, "one"), f.prompt(t, "two"), f.prompt(t, "three")
+		f.record(t, f.repoA, t1, tree("1"))
+		f.recordedAt = f.recordedAt.Add(time.Second)
+		require.NoError(t, f.s.RecordTurnTree(ctx, TurnTree{RepositoryID: f.repoA, TurnID: t2, TaskID: f.task.ID,
+			SessionID: f.session, Failure: "git add: timed out", RecordedAt: f.recordedAt}))
+		f.record(t, f.repoA, t3, tree("3"))
+
+		_, err := f.s.TurnSpan(ctx, f.task.ID, f.repoA, t1)
+		assert.Equal(t, shared.CodeNotFound, shared.ErrorCode(err))
+		assert.ErrorContains(t, err, "the start of the next turn, so this turn's changes cannot be told from it: git add: timed out")
+		_, err = f.s.TurnSpan(ctx, f.task.ID, f.repoA, t2)
+		assert.Equal(t, shared.CodeNotFound, shared.ErrorCode(err))
+		assert.ErrorContains(t, err, "could not record the worktree at the start of that turn: git add: timed out")
+		span, err := f.s.TurnSpan(ctx, f.task.ID, f.repoA, t3)
+		require.NoError(t, err)
+		assert.Equal(t, TurnSpan{TurnID: t3, From: tree("3")}, span)
+		turns, err := f.s.ReviewTurns(ctx, f.task.ID, 10)
+		require.NoError(t, err)
+		assert.Len(t, turns, 3, "a turn whose snapshot failed is still a turn")
+	})
+}
+
 func TestRecordTurnTreeRefusesIncompleteRecords(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
@@ -173,6 +202,7 @@ func TestRecordTurnTreeRefusesIncompleteRecords(t *testing.T) {
 			code   shared.Code
 		}{
 			{"no tree", func(tt *TurnTree) { tt.Tree = "" }, shared.CodeBadRequest},
+			{"a tree and a failure", func(tt *TurnTree) { tt.Failure = "timed out" }, shared.CodeBadRequest},
 			{"no turn", func(tt *TurnTree) { tt.TurnID = "" }, shared.CodeBadRequest},
 			{"no repository", func(tt *TurnTree) { tt.RepositoryID = "" }, shared.CodeBadRequest},
 			{"unknown repository", func(tt *TurnTree) { tt.RepositoryID = NewID() }, shared.CodeNotFound},
