@@ -228,7 +228,7 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	r.m.mark(r.taskID)
 	dispatched = r.m.tr.Dispatched(claim)
 	r.setPrompt(msg.ID)
-	if r.m.cfg.Turns != nil {
+	if r.m.cfg.Turns != nil && !r.unsentIsCancelled(msg.ID) {
 		// Before the agent can act on the prompt; and before the turn's
 		// start is published, so that a client told of it finds what the
 		// watch recorded of it.
@@ -450,9 +450,11 @@ func (m *Manager) Cancel(ctx context.Context, sessionID string) (shared.Session,
 	}
 	switch session.State {
 	case shared.SessionRunning, shared.SessionWaitingForInput:
-		r.cancelUnsent()
+		unsent := r.cancelUnsent()
 		if exec := r.execution(); exec != nil {
-			if err := exec.Cancel(ctx); err != nil {
+			// A turn whose prompt the agent has not been sent is cancelled
+			// already, whatever the agent says to a cancellation.
+			if err := exec.Cancel(ctx); err != nil && !unsent {
 				return shared.Session{}, shared.Errorf(shared.CodeUnavailable, "the agent did not take the cancellation: %v", err)
 			}
 		}

@@ -96,15 +96,26 @@ func (r *run) endUnsent(prompt string) (cancelled bool) {
 	return cancelled
 }
 
+// unsentIsCancelled reports whether the person cancelled prompt's turn
+// before its prompt reached the agent: such a turn changes nothing, so
+// its start needs no record.
+func (r *run) unsentIsCancelled(prompt string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.unsent == prompt && r.unsentCancelled
+}
+
 // cancelUnsent cancels the turn whose prompt has not reached the agent
 // yet, if there is one: the agent has no prompt to cancel, so a
-// session/cancel would be lost and the prompt would run once sent.
-func (r *run) cancelUnsent() {
+// session/cancel would be lost and the prompt would run once sent. It
+// reports whether there was one.
+func (r *run) cancelUnsent() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.unsent != "" {
 		r.unsentCancelled = true
 	}
+	return r.unsent != ""
 }
 
 // takePrompt ends the hold of prompt's turn on the foreground and reports
