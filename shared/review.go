@@ -73,8 +73,9 @@ const (
 	// unstaged and untracked (not ignored) alike.
 	ReviewScopeTask ReviewScope = "task"
 	// ReviewScopeTurn is what one turn changed: from the worktree recorded
-	// when the turn started to the one recorded when the next turn of the
-	// task started, or to the working tree for the newest turn.
+	// when the turn started to the one recorded when the repository's next
+	// recorded turn of the task started, or to the working tree for the
+	// newest turn.
 	ReviewScopeTurn ReviewScope = "turn"
 )
 

@@ -38,7 +38,9 @@
 // pathspecs with the "top" and "literal" magic, so that ":(top)", "*" or
 // "--x" are just names; git's diff drivers and text conversions
 // configured in the repository are never run (--no-ext-diff,
-// --no-textconv).
+// --no-textconv), nor is its fsmonitor hook. A snapshot adds files as
+// `git add` does, so clean filters the repository configures (git-lfs's)
+// run on the files that changed.
 //
 // Errors of git wrap its *gitcli.Error, whose message is git's own;
 // malformed input is a shared.CodeBadRequest error, and a tree or a

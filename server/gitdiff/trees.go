@@ -14,8 +14,6 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-// EmptyTree is git's empty tree (sha1 repositories).
-const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 // Snapshot writes the working tree of dir as git would commit it after
 // `git add -A` (tracked files as on disk, untracked files not ignored,
@@ -72,8 +70,9 @@ func writeSnapshot(ctx context.Context, dir string, then func(git *gitcli.Runner
 	// A split index would have git write a shared index for the copy into
 	// the repository's own directory; the copy is written whole instead.
 	// --ignore-errors adds what it can and exits with 1 when it could not
-	// add everything; a fatal error exits with 128.
-	_, err = git.Run(ctx, "-c", "core.splitIndex=false", "add", "--all", "--ignore-errors")
+	// add everything; a fatal error exits with 128. No fsmonitor hook is
+	// run: it is a program the repository names.
+	_, err = git.Run(ctx, "-c", "core.splitIndex=false", "-c", "core.fsmonitor=false", "add", "--all", "--ignore-errors")
 	if err != nil && (gitcli.ExitCode(err) != 1 || ctx.Err() != nil) {
 		return "", err
 	}

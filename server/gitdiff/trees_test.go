@@ -252,7 +252,7 @@ func TestBaseTreeWithoutABaseToCompareWithIsHeads(t *testing.T) {
 
 func TestBaseTreeBeforeTheFirstCommitIsTheEmptyTree(t *testing.T) {
 	for format, empty := range map[string]string{
-		"sha1":   gitdiff.EmptyTree,
+		"sha1":   "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
 		"sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
 	} {
 		t.Run(format, func(t *testing.T) {

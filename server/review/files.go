@@ -2,8 +2,9 @@ package review
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
+	"github.com/herd-dev/herd/server/gitcli"
 	"github.com/herd-dev/herd/server/gitdiff"
 	"github.com/herd-dev/herd/shared"
 )
@@ -26,7 +27,7 @@ func (s *Service) Files(ctx context.Context, req shared.ReviewFilesRequest) (sha
 		// checked that both are named).
 	case req.Scope == shared.ReviewScopeTask:
 		if from, _, err = gitdiff.BaseTree(ctx, dir, r.BaseBranch); err != nil {
-			return shared.ReviewFilesResponse{}, fmt.Errorf("read the base of %s: %w", dir, err)
+			return shared.ReviewFilesResponse{}, gitFailure(ctx, err)
 		}
 	default:
 		if from, to, turnID, err = s.turnTrees(ctx, task.ID, r, req.TurnID); err != nil {
@@ -41,7 +42,7 @@ func (s *Service) Files(ctx context.Context, req shared.ReviewFilesRequest) (sha
 		listing, err = gitdiff.Files(ctx, dir, from, to, req.Offset, req.Limit)
 	}
 	if err != nil {
-		return shared.ReviewFilesResponse{}, err
+		return shared.ReviewFilesResponse{}, gitFailure(ctx, err)
 	}
 	files := listing.Files
 	if files == nil {
@@ -73,7 +74,7 @@ func (s *Service) turnTrees(ctx context.Context, taskID string, r shared.TaskRep
 		if err := gitdiff.CheckTree(ctx, dir, tree); shared.ErrorCode(err) == shared.CodeNotFound {
 			return "", "", "", shared.Errorf(shared.CodeNotFound, "the worktree recorded for that turn is gone from the repository (git gc prunes unreachable trees)")
 		} else if err != nil {
-			return "", "", "", err
+			return "", "", "", gitFailure(ctx, err)
 		}
 	}
 	return span.From, span.To, span.TurnID, nil
@@ -86,7 +87,24 @@ func (s *Service) File(ctx context.Context, req shared.ReviewFileRequest) (share
 	if err != nil {
 		return shared.ReviewFileResponse{}, err
 	}
-	return gitdiff.File(ctx, workDir(r), gitdiff.FilePage{
+	page, err := gitdiff.File(ctx, workDir(r), gitdiff.FilePage{
 		From: req.From, To: req.To, Path: req.Path, OldPath: req.OldPath, Offset: req.Offset, Limit: req.Limit,
 	})
+	return page, gitFailure(ctx, err)
+}
+
+// gitFailure gives a git command that failed under a read of review the
+// code and words a person can act on: git's own reason as unavailable
+// (the worktree cannot be read now: it is gone, locked or broken), or the
+// bound the command outlived. Errors with a code of their own, and those
+// of a request that ended, pass unchanged.
+func gitFailure(ctx context.Context, err error) error {
+	gitErr, ok := errors.AsType[*gitcli.Error](err)
+	if !ok || ctx.Err() != nil || shared.ErrorCode(err) != shared.CodeInternal {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return shared.Errorf(shared.CodeUnavailable, "git did not finish in time: %v", gitErr)
+	}
+	return shared.Errorf(shared.CodeUnavailable, "%v", gitErr)
 }

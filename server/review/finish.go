@@ -85,7 +85,7 @@ func (s *Service) CreatePullRequest(ctx context.Context, req shared.ReviewPullRe
 	}
 	st, err := gitfinish.Read(ctx, workDir(r), r.BaseBranch)
 	if err != nil {
-		return shared.ReviewPullRequestCreateResponse{}, err
+		return shared.ReviewPullRequestCreateResponse{}, gitFailure(ctx, err)
 	}
 	repository, ok := github.RepositoryOf(st.RemoteURL, s.cfg.GitHubAPIURL)
 	switch {
@@ -102,13 +102,17 @@ func (s *Service) CreatePullRequest(ctx context.Context, req shared.ReviewPullRe
 	}
 	// The pull request's head is the branch as the remote names it.
 	head := strings.TrimPrefix(st.Upstream, st.Remote+"/")
+	// Opened, the pull request must be linked even when the client that
+	// asked for it has gone: a retry would only be told that it exists.
+	ctx, done := s.lasting(ctx)
+	defer done()
 	created, err := s.pulls.Create(ctx, github.NewPullRequest{
 		Repository: repository, Title: req.Title, Body: req.Body, Head: head, Base: r.BaseBranch, Draft: req.Draft,
 	})
 	if err != nil {
 		return shared.ReviewPullRequestCreateResponse{}, err
 	}
-	if err := s.link(ctx, task.ID, created); err != nil {
+	if err := s.link(ctx, task, created); err != nil {
 		return shared.ReviewPullRequestCreateResponse{}, fmt.Errorf("pull request %s was opened but not stored: %w", created.URL, err)
 	}
 	return shared.ReviewPullRequestCreateResponse{URL: created.URL, Number: created.Number}, nil
@@ -116,11 +120,17 @@ func (s *Service) CreatePullRequest(ctx context.Context, req shared.ReviewPullRe
 
 // link links a pull request just opened to its task and stores it as a
 // poll of it would be (github.CreatedPullRequest.Apply), which finds the
-// task by that link, then marks every task whose pull requests changed.
-func (s *Service) link(ctx context.Context, taskID string, created github.CreatedPullRequest) error {
-	link := created.URL
-	if _, err := s.cfg.Store.UpdateTask(ctx, shared.TaskUpdateRequest{TaskID: taskID, PullRequestURL: &link}); err != nil {
-		return err
+// task by that link or by its head branch, then marks every task whose
+// pull requests changed. A task of several repositories keeps a link it
+// has: it names another repository's pull request, and the branch links
+// this one.
+func (s *Service) link(ctx context.Context, task shared.Task, created github.CreatedPullRequest) error {
+	taskID := task.ID
+	if task.PullRequestURL == "" || len(task.Repositories) == 1 {
+		link := created.URL
+		if _, err := s.cfg.Store.UpdateTask(ctx, shared.TaskUpdateRequest{TaskID: taskID, PullRequestURL: &link}); err != nil {
+			return err
+		}
 	}
 	changed, err := s.cfg.Store.UpdatePullRequests(ctx, created.Apply)
 	if err != nil {
