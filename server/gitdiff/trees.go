@@ -14,7 +14,6 @@ import (
 	"github.com/herd-dev/herd/shared"
 )
 
-
 // Snapshot writes the working tree of dir as git would commit it after
 // `git add -A` (tracked files as on disk, untracked files not ignored,
 // deletions) to a tree object and returns its id. It works on a copy of
