@@ -403,9 +403,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.ready.Store(false)
 		s.log.Info("shutting down")
 		if s.review != nil {
-			// A commit or push still running ends now: the connections
-			// that wait for it close next.
-			s.review.Close()
+			// A commit or push still running may finish within the
+			// shutdown's time; the connections that wait for it close
+			// next.
+			s.review.Close(ctx)
 		}
 		if gw := s.gateway.Load(); gw != nil {
 			if err := gw.Shutdown(ctx); err != nil {

@@ -44,13 +44,21 @@ func (s *Service) Push(ctx context.Context, req shared.ReviewPushRequest) (share
 
 // lasting returns a context for a git write that the end of its request
 // does not cut (see the package documentation), only Close; stop
-// releases it.
+// releases it. Once Close has begun, the context it returns has ended.
 func (s *Service) lasting(ctx context.Context) (context.Context, func()) {
 	lasting, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		cancel()
+		return lasting, func() {}
+	}
+	s.writes.Add(1)
 	unhook := context.AfterFunc(s.ctx, cancel)
 	return lasting, func() {
 		unhook()
 		cancel()
+		s.writes.Done()
 	}
 }
 

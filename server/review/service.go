@@ -61,6 +61,11 @@ type Service struct {
 	// with it.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// writes counts the writes under way (see lasting); mu guards closing,
+	// after which no write starts.
+	writes  sync.WaitGroup
+	mu      sync.Mutex
+	closing bool
 }
 
 // New returns a Service.
@@ -85,9 +90,26 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Close ends the commits and pushes still running; the server calls it as
-// it shuts down.
-func (s *Service) Close() { s.cancel() }
+// Close lets the commits, pushes and pull requests under way finish until
+// ctx ends, since killing git mid-write can leave a lock behind in the
+// repository, then ends those still running; no write starts after it
+// began. The server calls it as it shuts down.
+func (s *Service) Close(ctx context.Context) {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	drained := make(chan struct{})
+	go func() {
+		s.writes.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+	}
+	s.cancel()
+	<-drained // git ends once killed
+}
 
 // Get returns a task's review state. A repository that cannot be read
 // carries its Error; the others are answered all the same.

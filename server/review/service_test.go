@@ -72,7 +72,7 @@ func TestTurnStartingRecordsEveryRepositoryItCanRead(t *testing.T) {
 	logs := &lockedBuffer{}
 	svc, err := New(Config{Store: st, Git: unobserved{}, Summaries: unobserved{}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	require.NoError(t, err)
-	t.Cleanup(svc.Close)
+	t.Cleanup(func() { svc.Close(context.Background()) })
 
 	svc.TurnStarting(ctx, task.ID, session.ID, msg.ID)
 
@@ -134,21 +134,34 @@ func TestPullRequestURLOfARepository(t *testing.T) {
 }
 
 // A commit or push runs under a context that the end of its request does
-// not cut and Close does: git is not killed mid-write because a client
-// went away, and still ends at shutdown.
+// not cut and Close does, once the shutdown's time is up: git is not
+// killed mid-write because a client went away, and still ends at
+// shutdown.
 func TestGitWritesOutliveTheirRequestButNotClose(t *testing.T) {
 	svc, err := New(Config{Store: &store.Store{}, Git: unobserved{}, Summaries: unobserved{}})
 	require.NoError(t, err)
 	request, cancel := context.WithCancel(context.Background())
 	lasting, stop := svc.lasting(request)
-	defer stop()
 	cancel()
 	require.NoError(t, lasting.Err(), "the request's end does not cut the write")
 
 	done, stopDone := svc.lasting(context.Background())
-	defer stopDone()
-	svc.Close()
+	shutdown, endShutdown := context.WithCancel(context.Background())
+	closed := make(chan struct{})
+	go func() {
+		svc.Close(shutdown)
+		close(closed)
+	}()
+	stop() // one write finishes within the shutdown's time
+	require.Eventually(t, func() bool {
+		late, stopLate := svc.lasting(context.Background())
+		defer stopLate()
+		return late.Err() != nil
+	}, 5*time.Second, time.Millisecond, "no write starts once Close began")
+	require.NoError(t, done.Err(), "the other goes on while the shutdown has time")
+	endShutdown()
 	<-done.Done()
-	assert.ErrorIs(t, done.Err(), context.Canceled, "Close does")
-	<-lasting.Done()
+	assert.ErrorIs(t, done.Err(), context.Canceled, "then Close ends it")
+	stopDone()
+	<-closed
 }
