@@ -203,6 +203,10 @@ func NewReviewComments(kv KV, taskID string, newID func() string) *ReviewComment
 	return c
 }
 
+// All returns every comment kept, pending or on its way, in the order
+// written.
+func (c *ReviewComments) All() []PendingComment { return slices.Clone(c.list) }
+
 // Pending returns the comments waiting to be sent, in the order written.
 func (c *ReviewComments) Pending() []PendingComment {
 	var out []PendingComment

@@ -1,0 +1,580 @@
+package ui
+
+import (
+	"context"
+	"crypto/rand"
+	"strconv"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/herd-dev/herd/app/state"
+	"github.com/herd-dev/herd/shared"
+)
+
+// Page sizes of review's requests: a files page and a diff page each
+// render in one go, so they stay well below the protocol's largest.
+const (
+	reviewFilesPage = 100
+	reviewLinesPage = 500
+)
+
+// Element ids of the review.
+const (
+	idReview        = "review"
+	idReviewTitle   = "review-title"
+	idReviewRefresh = "review-refresh"
+	idReviewRepo    = "review-repo"
+	idReviewTurn    = "review-turn"
+	idReviewTotals  = "review-totals"
+	idReviewFiles   = "review-files"
+	idReviewDiff    = "review-diff"
+	idCommentInput  = "review-comment-input"
+)
+
+// Panels of the review's side column.
+const (
+	panelFiles    = "files"
+	panelComments = "comments"
+	panelFinish   = "finish"
+)
+
+// reviewView is a task's review (/tasks/{id}/review): what the task, or
+// one of its turns, changed in one of its repositories, file by file, the
+// comments the person writes on lines, and the finishing of the work. It
+// reads everything on request (review.get, review.files, review.file) and
+// subscribes to nothing: a refresh reads the working tree again. Its
+// exported fields are its whole input from the shell.
+type reviewView struct {
+	app.Compo
+
+	// Shell is the page; it never changes.
+	Shell *shell
+	Task  shared.Task
+	// Route is the review's address: the repository, scope, turn and file
+	// chosen, and the session comments go to.
+	Route state.Route
+	Phone bool
+	Conn  state.Connection
+	// Rev is the shell's render count (see taskView.Rev).
+	Rev uint64
+
+	// taskID is the task whose review is held; another task starts over.
+	taskID string
+	info   shared.ReviewGetResponse
+	// infoReq is review.get; infoTicket its newest request, infoLoaded
+	// set once one was answered.
+	infoReq    request
+	infoTicket uint64
+	infoLoaded bool
+	files      *state.ReviewFiles
+	diff       *state.ReviewDiff
+	sel        state.LineSelection
+	// draft is the comment being written under the selection, draftErr
+	// why it was refused.
+	draft    string
+	draftErr string
+	// editing is the pending comment whose text is being changed, to
+	// editText.
+	// editWhere (editInline, editList) says which of its two places
+	// holds the edit box.
+	editing   string
+	editWhere string
+	editText  string
+	editErr   string
+	comments  *state.ReviewComments
+	// sendErr is why the pending comments could not become a prompt;
+	// delivered the last prompt the server confirmed.
+	sendErr   string
+	delivered delivery
+	panel     string
+	finish    map[string]*finishState
+}
+
+// delivery is a prompt of comments the server took.
+type delivery struct {
+	sessionID string
+	comments  int
+	outcome   shared.MessageOutcome
+}
+
+// reviewViewOf returns the review of t, the selected task, with its input
+// from the shell.
+func (s *shell) reviewViewOf(t shared.Task) *reviewView {
+	return &reviewView{Shell: s, Task: t, Route: s.route, Phone: s.phone, Conn: s.store.Connection(), Rev: s.renders}
+}
+
+// outboxOf returns session sessionID's outbox, the one the session pane
+// and the review share.
+func (s *shell) outboxOf(sessionID string) *state.Outbox {
+	var inUse []*state.Outbox
+	if s.sessions != nil && s.sessions.outbox != nil {
+		inUse = append(inUse, s.sessions.outbox)
+	}
+	return s.outboxes.of(sessionID, inUse...)
+}
+
+// OnMount starts the review: its comments from localStorage, the
+// prompts of comments still on their way, and review.get.
+func (rv *reviewView) OnMount(ctx app.Context) {
+	rv.Shell.review = rv
+	rv.start()
+}
+
+// OnUpdate follows the shell: another task starts over, another choice
+// in the address lists or shows what it chose.
+func (rv *reviewView) OnUpdate(ctx app.Context) {
+	if rv.Task.ID != rv.taskID {
+		rv.start()
+		return
+	}
+	rv.sync()
+}
+
+// OnDismount lets the shell forget the review; answers still on their
+// way find another task, or none, and change nothing.
+func (rv *reviewView) OnDismount() {
+	if rv.Shell.review == rv {
+		rv.Shell.review = nil
+	}
+	rv.taskID = ""
+}
+
+// start holds the review of the task shown, from nothing.
+func (rv *reviewView) start() {
+	rv.taskID, rv.info, rv.infoReq, rv.infoLoaded = rv.Task.ID, shared.ReviewGetResponse{}, request{}, false
+	rv.files, rv.diff, rv.sel = nil, nil, state.LineSelection{}
+	rv.draft, rv.draftErr, rv.editing, rv.editText, rv.editErr = "", "", "", "", ""
+	rv.sendErr, rv.delivered, rv.panel, rv.finish = "", delivery{}, "", map[string]*finishState{}
+	rv.comments = state.NewReviewComments(localStorage, rv.taskID, newCommentID)
+	rv.resend()
+	rv.load()
+}
+
+// reconnected runs after every (re)connect: a review.get lost with the
+// connection is asked again, and prompts of comments left unconfirmed are
+// sent again with their ids.
+func (rv *reviewView) reconnected(app.Context) {
+	if rv.taskID == "" {
+		return
+	}
+	if !rv.infoLoaded {
+		rv.load()
+	}
+	rv.resend()
+}
+
+// newCommentID names a comment in this browser.
+func newCommentID() string { return "rc-" + rand.Text() }
+
+// ui returns the shell's context, through which requests run and report
+// back (see sessionView.ui).
+func (rv *reviewView) ui() app.Context { return rv.Shell.link.ui }
+
+// ask sends one review request in ctx.Async and runs done with its
+// outcome on the UI goroutine, unless the review has moved to another
+// task meanwhile.
+func (rv *reviewView) ask(action string, req, out any, done func(err error)) {
+	if rv.Shell.link == nil {
+		return
+	}
+	ctx, client, taskID := rv.ui(), rv.Shell.link.client, rv.taskID
+	ctx.Async(func() {
+		err := client.Request(context.Background(), action, req, out)
+		dispatch(ctx, func(app.Context) {
+			if rv.taskID == taskID {
+				done(err)
+			}
+		})
+	})
+}
+
+// load asks for the task's review state; its answer lists the chosen
+// repository's files.
+func (rv *reviewView) load() {
+	rv.infoTicket++
+	rv.infoReq = request{busy: true}
+	ticket := rv.infoTicket
+	var resp shared.ReviewGetResponse
+	rv.ask(shared.ActionReviewGet, shared.ReviewGetRequest{TaskID: rv.taskID}, &resp, func(err error) {
+		if ticket != rv.infoTicket {
+			return
+		}
+		rv.infoReq.answered(err)
+		if err != nil {
+			return
+		}
+		rv.info, rv.infoLoaded = resp, true
+		rv.sync()
+	})
+}
+
+// refresh reads everything again: the review state, then the files and
+// the file shown, against the working tree as it is now.
+func (rv *reviewView) refresh() {
+	rv.files, rv.diff = nil, nil
+	rv.load()
+}
+
+// repository returns the repository the review shows: the one the
+// address names, else the first.
+func (rv *reviewView) repository() (shared.ReviewRepository, bool) {
+	repos := rv.info.Repositories
+	for _, r := range repos {
+		if r.RepositoryID == rv.Route.RepositoryID {
+			return r, true
+		}
+	}
+	if len(repos) == 0 {
+		return shared.ReviewRepository{}, false
+	}
+	return repos[0], true
+}
+
+// key returns the comparison the address chooses.
+func (rv *reviewView) key() (state.ReviewKey, bool) {
+	repo, ok := rv.repository()
+	if !ok || repo.Error != "" {
+		return state.ReviewKey{}, false
+	}
+	k := state.ReviewKey{TaskID: rv.taskID, RepositoryID: repo.RepositoryID, Scope: shared.ReviewScopeTask}
+	if rv.Route.Scope == shared.ReviewScopeTurn {
+		k.Scope, k.TurnID = shared.ReviewScopeTurn, rv.Route.TurnID
+	}
+	return k, true
+}
+
+// sync makes what is held follow the address: the files of the chosen
+// comparison, and the diff of the chosen file (on a desktop, of the
+// first file when none is chosen). It asks only for what is missing, so
+// a render that changes nothing asks for nothing.
+func (rv *reviewView) sync() {
+	if !rv.infoLoaded {
+		return
+	}
+	key, ok := rv.key()
+	if !ok {
+		rv.files, rv.diff = nil, nil
+		return
+	}
+	if rv.files == nil || rv.files.Key() != key {
+		rv.files, rv.diff = state.NewReviewFiles(key), nil
+		rv.loadFiles()
+		return
+	}
+	f, ok := rv.chosenFile()
+	if !ok {
+		rv.diff = nil
+		return
+	}
+	l := rv.files.Listing()
+	dk := state.ReviewDiffKey{TaskID: rv.taskID, RepositoryID: key.RepositoryID, From: l.From, To: l.To, Path: f.Path, OldPath: f.OldPath}
+	if rv.diff == nil || rv.diff.Key() != dk {
+		rv.diff, rv.sel, rv.draft, rv.draftErr = state.NewReviewDiff(dk), state.LineSelection{}, "", ""
+		rv.loadDiff(false)
+	}
+}
+
+// chosenFile returns the file whose diff shows: the one the address
+// names, listed or not (a link to a file past the first page); on a
+// desktop the first listed one when none is named.
+func (rv *reviewView) chosenFile() (shared.ReviewFile, bool) {
+	if rv.files == nil || !rv.files.Loaded() {
+		return shared.ReviewFile{}, false
+	}
+	if p := rv.Route.File; p != "" {
+		if f, ok := rv.files.Find(p); ok {
+			return f, true
+		}
+		return shared.ReviewFile{Path: p}, true
+	}
+	if files := rv.files.Listing().Files; !rv.Phone && len(files) > 0 {
+		return files[0], true
+	}
+	return shared.ReviewFile{}, false
+}
+
+// loadFiles asks for the first page of the comparison's files.
+func (rv *reviewView) loadFiles() {
+	f := rv.files
+	req, ticket := f.First(reviewFilesPage)
+	rv.askFiles(f, req, ticket)
+}
+
+// onMoreFiles asks for the next page of files.
+func (rv *reviewView) onMoreFiles(app.Context, app.Event) {
+	f := rv.files
+	if f == nil {
+		return
+	}
+	if req, ticket, ok := f.Next(reviewFilesPage); ok {
+		rv.askFiles(f, req, ticket)
+	}
+}
+
+func (rv *reviewView) askFiles(f *state.ReviewFiles, req shared.ReviewFilesRequest, ticket state.Ticket) {
+	var resp shared.ReviewFilesResponse
+	rv.ask(shared.ActionReviewFiles, req, &resp, func(err error) {
+		if err != nil {
+			f.Fail(ticket, requestFailure(err))
+			return
+		}
+		if f.Apply(ticket, resp) && f == rv.files {
+			rv.sync()
+		}
+	})
+}
+
+// loadDiff asks for the first page of the chosen file's diff, or with
+// more the page after the rows shown.
+func (rv *reviewView) loadDiff(more bool) {
+	d := rv.diff
+	if d == nil {
+		return
+	}
+	req, ticket := d.First(reviewLinesPage)
+	if more {
+		var ok bool
+		if req, ticket, ok = d.Next(reviewLinesPage); !ok {
+			return
+		}
+	}
+	var resp shared.ReviewFileResponse
+	rv.ask(shared.ActionReviewFile, req, &resp, func(err error) {
+		if err != nil {
+			d.Fail(ticket, requestFailure(err))
+			return
+		}
+		d.Apply(ticket, resp)
+	})
+}
+
+// choose navigates to the review with r's choices.
+func (rv *reviewView) choose(r state.Route) {
+	r.TaskID, r.Review = rv.taskID, true
+	rv.Shell.navigate(rv.ui(), r)
+}
+
+// Render draws the review: its head, then the files, the comments and the
+// finishing of the work beside the diff of the chosen file; on a phone
+// either the list or, once a file is chosen, its diff.
+func (rv *reviewView) Render() app.UI {
+	_, fileShown := rv.chosenFile()
+	layout := "review-desktop"
+	if rv.Phone {
+		layout = "review-phone"
+	}
+	el := app.Section().ID(idReview).Class("review", layout).DataSet("task-id", rv.Task.ID).Aria("labelledby", idReviewTitle)
+	if rv.Phone && fileShown {
+		el = el.DataSet("showing", "diff")
+	} else {
+		el = el.DataSet("showing", "list")
+	}
+	return el.Body(
+		rv.renderHead(),
+		app.Div().Class("review-banners").Body(rv.renderBanners()),
+		app.Div().Class("review-body").Body(
+			app.Div().Class("review-side").Body(rv.renderSide()),
+			app.Div().Class("review-main").Body(
+				app.If(fileShown, rv.renderDiff).ElseIf(rv.files != nil && rv.files.Loaded() && len(rv.files.Listing().Files) > 0, func() app.UI {
+					return app.P().Class("review-pick", "muted").Text("Choose a file to see what changed.")
+				}),
+			),
+		),
+	)
+}
+
+// renderHead draws the way back to the task, the title, the repository
+// picker, the scope switch, the totals, the refresh and the send button.
+func (rv *reviewView) renderHead() app.UI {
+	back := state.Route{TaskID: rv.Task.ID, SessionID: rv.Route.SessionID}
+	return app.Header().Class("review-head").Body(
+		app.Div().Class("review-title-line").Body(
+			app.A().ID("review-exit").Class("review-exit").Href(back.Path()).Aria("label", "Back to the task").Text("←"),
+			app.H1().ID(idReviewTitle).Class("review-title").TabIndex(-1).Body(
+				app.Span().Class("review-title-what").Text("Review"),
+				app.Span().Class("review-title-task").Text(titleOrPlaceholder(rv.Task.Title)),
+			),
+			busyButton(idReviewRefresh, "Refresh", "Refreshing…", rv.infoReq.busy || rv.files != nil && rv.files.Busy() && !rv.files.Loaded()).
+				Class("review-refresh").
+				Title("Read the worktree again").
+				OnClick(func(app.Context, app.Event) { rv.refresh() }),
+		),
+		app.Div().Class("review-controls").Body(
+			rv.renderRepoPicker(),
+			rv.renderScope(),
+			rv.renderTotals(),
+			rv.renderSendButton(),
+		),
+	)
+}
+
+// renderRepoPicker lets the person choose among a task's repositories;
+// with one there is nothing to choose.
+func (rv *reviewView) renderRepoPicker() app.UI {
+	repos := rv.info.Repositories
+	if len(repos) < 2 {
+		return nil
+	}
+	chosen, _ := rv.repository()
+	return app.Span().Class("review-repo-pick").Body(
+		app.Label().For(idReviewRepo).Class("visually-hidden").Text("Repository"),
+		app.Select().ID(idReviewRepo).OnChange(rv.onRepo).Body(
+			app.Range(repos).Slice(func(i int) app.UI {
+				r := repos[i]
+				o := app.Option().Value(r.RepositoryID).Text(r.Path)
+				if r.RepositoryID == chosen.RepositoryID {
+					o = o.Selected(true)
+				}
+				return o
+			}),
+		),
+	)
+}
+
+func (rv *reviewView) onRepo(ctx app.Context, _ app.Event) {
+	r := rv.Route
+	r.RepositoryID, r.File = ctx.JSSrc().Get("value").String(), ""
+	rv.choose(r)
+}
+
+// renderScope draws the switch between everything the task changed and
+// one turn, with the turn picked among the recorded ones.
+func (rv *reviewView) renderScope() app.UI {
+	turn := rv.Route.Scope == shared.ReviewScopeTurn
+	turns := rv.info.Turns
+	last := app.Button().ID("review-scope-turn").Class("review-scope").Type("button").Aria("pressed", turn).
+		OnClick(rv.onScope(shared.ReviewScopeTurn)).Text("Last turn")
+	if rv.infoLoaded && len(turns) == 0 {
+		// Only ever set to true (see renderNewTask).
+		last = last.Disabled(true).Title("No turn of this task was recorded yet.")
+	}
+	return app.Span().Class("review-scopes").Role("group").Aria("label", "Changes shown").Body(
+		app.Button().ID("review-scope-task").Class("review-scope").Type("button").Aria("pressed", !turn).
+			OnClick(rv.onScope(shared.ReviewScopeTask)).Text("All changes"),
+		last,
+		app.If(turn && len(turns) > 1, func() app.UI {
+			return app.Span().Class("review-turn-pick").Body(
+				app.Label().For(idReviewTurn).Class("visually-hidden").Text("Turn"),
+				app.Select().ID(idReviewTurn).OnChange(rv.onTurn).Body(
+					app.Range(turns).Slice(func(i int) app.UI {
+						tr := turns[i]
+						o := app.Option().Value(tr.TurnID).Text(turnLabel(i, tr))
+						if tr.TurnID == rv.Route.TurnID || rv.Route.TurnID == "" && i == 0 {
+							o = o.Selected(true)
+						}
+						return o
+					}),
+				),
+			)
+		}),
+	)
+}
+
+// turnLabel names a turn in the picker: newest first, with when it
+// started and the start of its prompt.
+func turnLabel(i int, tr shared.ReviewTurn) string {
+	label := "Turn " + tr.StartedAt.Local().Format("15:04")
+	if i == 0 {
+		label = "Last turn, " + tr.StartedAt.Local().Format("15:04")
+	}
+	if tr.Prompt != "" {
+		label += ": " + tr.Prompt
+	}
+	return label
+}
+
+func (rv *reviewView) onScope(scope shared.ReviewScope) app.EventHandler {
+	return func(app.Context, app.Event) {
+		r := rv.Route
+		if scope == shared.ReviewScopeTask {
+			scope = ""
+		}
+		if r.Scope == scope {
+			return
+		}
+		r.Scope, r.TurnID, r.File = scope, "", ""
+		rv.choose(r)
+	}
+}
+
+func (rv *reviewView) onTurn(ctx app.Context, _ app.Event) {
+	r := rv.Route
+	r.TurnID, r.File = ctx.JSSrc().Get("value").String(), ""
+	if len(rv.info.Turns) > 0 && r.TurnID == rv.info.Turns[0].TurnID {
+		// The newest turn is "Last turn": its address names none.
+		r.TurnID = ""
+	}
+	rv.choose(r)
+}
+
+// renderTotals says what the comparison changed in all: lines and files.
+func (rv *reviewView) renderTotals() app.UI {
+	if rv.files == nil || !rv.files.Loaded() {
+		return app.Span().ID(idReviewTotals).Class("review-totals")
+	}
+	l := rv.files.Listing()
+	return app.Span().ID(idReviewTotals).Class("review-totals").Body(gitTotals(l.Additions, l.Deletions, l.Total))
+}
+
+// renderBanners says what could not be read, each with a retry.
+func (rv *reviewView) renderBanners() app.UI {
+	repo, hasRepo := rv.repository()
+	switch {
+	case rv.infoReq.err != "":
+		return reviewError("review-load-error", "Could not load the review: "+rv.infoReq.err, "review-retry", func(app.Context, app.Event) { rv.load() })
+	case !rv.infoLoaded:
+		return app.P().Class("review-loading", "muted").Role("status").Text("Loading the changes…")
+	case !hasRepo:
+		return app.P().ID("review-no-repo").Class("review-empty").Text("This task has no repository to review.")
+	case repo.Error != "":
+		return reviewError("review-repo-error", "Could not read "+repo.Path+": "+repo.Error, "review-retry", func(app.Context, app.Event) { rv.refresh() })
+	case rv.files != nil && rv.files.Err() != "":
+		return reviewError("review-files-error", "Could not list the changed files: "+rv.files.Err(), "review-retry",
+			func(app.Context, app.Event) { rv.loadFiles() })
+	}
+	return nil
+}
+
+// reviewError is a banner that says what failed, in the server's words,
+// with a retry.
+func reviewError(id, text, retryID string, retry app.EventHandler) app.UI {
+	return app.Div().ID(id).Class("banner", "banner-error", "review-error").Role("alert").Body(
+		app.Span().Class("review-error-text").Text(text),
+		app.Button().ID(retryID).Class("text-button").Type("button").OnClick(retry).Text("Retry"),
+	)
+}
+
+// renderSide draws the side column: its tabs (files, comments, finishing)
+// and the panel chosen.
+func (rv *reviewView) renderSide() app.UI {
+	panel := rv.panel
+	if panel == "" {
+		panel = panelFiles
+	}
+	files := "Files"
+	if rv.files != nil && rv.files.Loaded() {
+		files += " " + strconv.Itoa(rv.files.Listing().Total)
+	}
+	comments := "Comments" + commentCount(rv.comments)
+	return app.Div().Class("review-side-inner").Body(
+		app.Div().Class("review-tabs").Role("tablist").Aria("label", "Review").Body(
+			rv.panelTab(panelFiles, files, panel),
+			rv.panelTab(panelComments, comments, panel),
+			rv.panelTab(panelFinish, "Finish", panel),
+		),
+		app.Div().ID("review-panel-"+panel).Class("review-panel").Role("tabpanel").Aria("labelledby", "review-tab-"+panel).Body(
+			app.If(panel == panelFiles, rv.renderFiles).
+				ElseIf(panel == panelComments, rv.renderComments).
+				Else(rv.renderFinish),
+		),
+	)
+}
+
+// panelTab is one of the side column's tabs.
+func (rv *reviewView) panelTab(panel, text, current string) app.UI {
+	return app.Button().ID("review-tab-"+panel).Class("review-tab").Type("button").Role("tab").
+		Aria("selected", panel == current).
+		Aria("controls", "review-panel-"+panel).
+		OnClick(func(app.Context, app.Event) { rv.panel = panel }).
+		Text(text)
+}
