@@ -59,6 +59,8 @@ type ReviewFiles struct {
 	key    ReviewKey
 	list   shared.ReviewFilesResponse
 	loaded bool
+	// first says the request in flight is a first page.
+	first bool
 	paging
 }
 
@@ -87,10 +89,15 @@ func (f *ReviewFiles) Find(path string) (shared.ReviewFile, bool) {
 // First returns the request for the first page, which also refreshes the
 // listing against the working tree as it is now.
 func (f *ReviewFiles) First(limit int) (shared.ReviewFilesRequest, Ticket) {
+	f.first = true
 	return shared.ReviewFilesRequest{
 		TaskID: f.key.TaskID, RepositoryID: f.key.RepositoryID, Scope: f.key.Scope, TurnID: f.key.TurnID, Limit: limit,
 	}, f.ask()
 }
+
+// Refreshing reports whether a first page is being fetched: the listing
+// is read anew, not only continued.
+func (f *ReviewFiles) Refreshing() bool { return f.busy && f.first }
 
 // Next returns the request for the page after the files listed; false
 // while a page is in flight or when none follows.
@@ -99,6 +106,7 @@ func (f *ReviewFiles) Next(limit int) (shared.ReviewFilesRequest, Ticket, bool) 
 		return shared.ReviewFilesRequest{}, 0, false
 	}
 	req, t := f.First(limit)
+	f.first = false
 	req.From, req.To, req.Offset = f.list.From, f.list.To, len(f.list.Files)
 	return req, t, true
 }

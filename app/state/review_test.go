@@ -47,6 +47,7 @@ func TestLaterFilesPagesAskForTheFirstPagesTreesFromWhereTheListEnds(t *testing.
 	_, _, again := f.Next(2)
 	assert.False(t, again, "one page at a time: a second press asks for nothing more")
 	assert.True(t, f.Busy())
+	assert.False(t, f.Refreshing(), "a next page continues the listing")
 
 	require.True(t, f.Apply(t2, filesPage("A", "B", 2, 3, false, "c.go")))
 	l := f.Listing()
@@ -101,6 +102,7 @@ func TestARefreshSupersedesThePagesAskedBeforeIt(t *testing.T) {
 	assert.Equal(t, "D", f.Listing().To)
 
 	_, older := f.First(2)
+	assert.True(t, f.Refreshing())
 	_, newer := f.First(2)
 	f.Fail(older, "timed out")
 	assert.Empty(t, f.Err(), "an older request's failure is not shown")

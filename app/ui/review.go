@@ -28,6 +28,7 @@ const (
 	idReviewTotals  = "review-totals"
 	idReviewFiles   = "review-files"
 	idReviewDiff    = "review-diff"
+	idReviewMain    = "review-main"
 	idCommentInput  = "review-comment-input"
 )
 
@@ -147,7 +148,7 @@ func (rv *reviewView) start() {
 	rv.sendErr, rv.delivered, rv.panel, rv.finish = "", delivery{}, "", map[string]*finishState{}
 	rv.comments = state.NewReviewComments(localStorage, rv.taskID, newCommentID)
 	rv.resend()
-	rv.load()
+	rv.load(false)
 }
 
 // reconnected runs after every (re)connect: a review.get lost with the
@@ -158,7 +159,7 @@ func (rv *reviewView) reconnected(app.Context) {
 		return
 	}
 	if !rv.infoLoaded {
-		rv.load()
+		rv.load(false)
 	}
 	rv.resend()
 }
@@ -189,8 +190,9 @@ func (rv *reviewView) ask(action string, req, out any, done func(err error)) {
 }
 
 // load asks for the task's review state; its answer lists the chosen
-// repository's files.
-func (rv *reviewView) load() {
+// repository's files, and with again lists them anew even when the
+// comparison chosen is the one listed.
+func (rv *reviewView) load(again bool) {
 	rv.infoTicket++
 	rv.infoReq = request{busy: true}
 	ticket := rv.infoTicket
@@ -204,16 +206,17 @@ func (rv *reviewView) load() {
 			return
 		}
 		rv.info, rv.infoLoaded = resp, true
+		if key, ok := rv.key(); again && ok && rv.files != nil && rv.files.Key() == key {
+			rv.loadFiles()
+		}
 		rv.sync()
 	})
 }
 
-// refresh reads everything again: the review state, then the files and
-// the file shown, against the working tree as it is now.
-func (rv *reviewView) refresh() {
-	rv.files, rv.diff = nil, nil
-	rv.load()
-}
+// refresh reads everything again against the working tree as it is now:
+// the review state, the files, and the file shown once the new listing
+// names other trees. What is shown stays until the answers replace it.
+func (rv *reviewView) refresh() { rv.load(true) }
 
 // repository returns the repository the review shows: the one the
 // address names, else the first.
@@ -269,8 +272,18 @@ func (rv *reviewView) sync() {
 	l := rv.files.Listing()
 	dk := state.ReviewDiffKey{TaskID: rv.taskID, RepositoryID: key.RepositoryID, From: l.From, To: l.To, Path: f.Path, OldPath: f.OldPath}
 	if rv.diff == nil || rv.diff.Key() != dk {
+		another := rv.diff == nil || rv.diff.Key().Path != dk.Path
 		rv.diff, rv.sel, rv.draft, rv.draftErr = state.NewReviewDiff(dk), state.LineSelection{}, "", ""
 		rv.loadDiff(false)
+		if another && rv.Shell.link != nil {
+			// Another file starts at its top, not where the last one was
+			// scrolled to.
+			rv.ui().Defer(func(app.Context) {
+				if el := app.Window().GetElementByID(idReviewMain); el.Truthy() {
+					el.Set("scrollTop", 0)
+				}
+			})
+		}
 	}
 }
 
@@ -374,7 +387,7 @@ func (rv *reviewView) Render() app.UI {
 		app.Div().Class("review-banners").Body(rv.renderBanners()),
 		app.Div().Class("review-body").Body(
 			app.Div().Class("review-side").Body(rv.renderSide()),
-			app.Div().Class("review-main").Body(
+			app.Div().ID(idReviewMain).Class("review-main").Body(
 				app.If(fileShown, rv.renderDiff).ElseIf(rv.files != nil && rv.files.Loaded() && len(rv.files.Listing().Files) > 0, func() app.UI {
 					return app.P().Class("review-pick", "muted").Text("Choose a file to see what changed.")
 				}),
@@ -394,7 +407,7 @@ func (rv *reviewView) renderHead() app.UI {
 				app.Span().Class("review-title-what").Text("Review"),
 				app.Span().Class("review-title-task").Text(titleOrPlaceholder(rv.Task.Title)),
 			),
-			busyButton(idReviewRefresh, "Refresh", "Refreshing…", rv.infoReq.busy || rv.files != nil && rv.files.Busy() && !rv.files.Loaded()).
+			busyButton(idReviewRefresh, "Refresh", "Refreshing…", rv.infoReq.busy || rv.files != nil && rv.files.Refreshing()).
 				Class("review-refresh").
 				Title("Read the worktree again").
 				OnClick(func(app.Context, app.Event) { rv.refresh() }),
@@ -521,7 +534,7 @@ func (rv *reviewView) renderBanners() app.UI {
 	repo, hasRepo := rv.repository()
 	switch {
 	case rv.infoReq.err != "":
-		return reviewError("review-load-error", "Could not load the review: "+rv.infoReq.err, "review-retry", func(app.Context, app.Event) { rv.load() })
+		return reviewError("review-load-error", "Could not load the review: "+rv.infoReq.err, "review-retry", func(app.Context, app.Event) { rv.load(false) })
 	case !rv.infoLoaded:
 		return app.P().Class("review-loading", "muted").Role("status").Text("Loading the changes…")
 	case !hasRepo:

@@ -53,9 +53,14 @@ func (rv *reviewView) renderSendButton() app.UI {
 		return app.Span().Class("review-send-slot")
 	}
 	pending := len(rv.comments.Pending())
-	var onTheWay int
+	var onTheWay, stuck int
 	for _, p := range rv.comments.Prompts() {
-		onTheWay += len(rv.comments.Sending(p.ClientMessageID))
+		n := len(rv.comments.Sending(p.ClientMessageID))
+		if st, _ := rv.promptStatus(p); st == state.SendFailed || st == state.SendUnknown {
+			stuck += n
+		} else {
+			onTheWay += n
+		}
 	}
 	return app.Span().Class("review-send-slot").Body(
 		app.If(pending > 0, func() app.UI {
@@ -73,6 +78,12 @@ func (rv *reviewView) renderSendButton() app.UI {
 		app.If(onTheWay > 0, func() app.UI {
 			return app.Span().ID("review-sending").Class("review-sending").Role("status").
 				Text(plural(onTheWay, "comment", "comments") + " on the way")
+		}),
+		app.If(stuck > 0, func() app.UI {
+			// What became of them, and what to do, is in the comments
+			// panel.
+			return app.Button().ID("review-not-sent").Class("text-button", "review-not-sent").Type("button").
+				OnClick(rv.onShowComments).Text(plural(stuck, "comment", "comments") + " not sent: see why")
 		}),
 		app.If(rv.delivered.comments > 0, func() app.UI {
 			text := plural(rv.delivered.comments, "comment", "comments") + " sent"
@@ -210,14 +221,7 @@ func (rv *reviewView) renderComments() app.UI {
 // without an answer yet, or refused (with the server's reason), with a
 // retry and the way back to editing its comments.
 func (rv *reviewView) renderPrompt(p state.SentPrompt) app.UI {
-	outbox := rv.Shell.outboxOf(p.SessionID)
-	status := state.SendUnconfirmed
-	var reason string
-	for _, s := range outbox.Sends() {
-		if s.ClientMessageID == p.ClientMessageID {
-			status, reason = s.Status, s.Err
-		}
-	}
+	status, reason := rv.promptStatus(p)
 	n := len(rv.comments.Sending(p.ClientMessageID))
 	text := plural(n, "comment", "comments") + ": " + sendStatusText(state.Send{Status: status, Err: reason})
 	stuck := status == state.SendFailed || status == state.SendUnknown
@@ -232,6 +236,28 @@ func (rv *reviewView) renderPrompt(p state.SentPrompt) app.UI {
 			)
 		}),
 	)
+}
+
+// promptStatus returns where a prompt of comments is, as its session's
+// outbox knows it, with the server's reason for a refusal. A prompt the
+// outbox does not hold (yet) is unconfirmed.
+func (rv *reviewView) promptStatus(p state.SentPrompt) (state.SendStatus, string) {
+	for _, s := range rv.Shell.outboxOf(p.SessionID).Sends() {
+		if s.ClientMessageID == p.ClientMessageID {
+			return s.Status, s.Err
+		}
+	}
+	return state.SendUnconfirmed, ""
+}
+
+// onShowComments shows the comments panel; on a phone, the list it is in.
+func (rv *reviewView) onShowComments(app.Context, app.Event) {
+	rv.panel = panelComments
+	if rv.Phone && rv.Route.File != "" {
+		r := rv.Route
+		r.File = ""
+		rv.choose(r)
+	}
 }
 
 func (rv *reviewView) onPromptRetry(p state.SentPrompt) app.EventHandler {
@@ -313,14 +339,19 @@ func capitalised(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
+// The handlers of a comment run through inReview: a comment shows in a
+// hunk, whose own render would leave the rest of the review as it was.
+
 func (rv *reviewView) onEdit(id, where string) app.EventHandler {
 	return func(app.Context, app.Event) {
-		for _, p := range rv.comments.Pending() {
-			if p.ID == id {
-				rv.editing, rv.editWhere, rv.editText, rv.editErr = id, where, p.Body, ""
-				focus(rv.ui(), idEditInput)
+		rv.inReview(func() {
+			for _, p := range rv.comments.Pending() {
+				if p.ID == id {
+					rv.editing, rv.editWhere, rv.editText, rv.editErr = id, where, p.Body, ""
+					focus(rv.ui(), idEditInput)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -330,23 +361,27 @@ func (rv *reviewView) onEditInput(ctx app.Context, _ app.Event) {
 
 func (rv *reviewView) onEditSave(_ app.Context, e app.Event) {
 	e.PreventDefault()
-	if err := rv.comments.Edit(rv.editing, rv.editText); err != nil {
-		rv.editErr = describe(err)
-		return
-	}
-	rv.editing, rv.editText, rv.editErr = "", "", ""
+	rv.inReview(func() {
+		if err := rv.comments.Edit(rv.editing, rv.editText); err != nil {
+			rv.editErr = describe(err)
+			return
+		}
+		rv.editing, rv.editText, rv.editErr = "", "", ""
+	})
 }
 
 func (rv *reviewView) onEditCancel(app.Context, app.Event) {
-	rv.editing, rv.editText, rv.editErr = "", "", ""
+	rv.inReview(func() { rv.editing, rv.editText, rv.editErr = "", "", "" })
 }
 
 func (rv *reviewView) onDelete(id string) app.EventHandler {
 	return func(app.Context, app.Event) {
-		rv.comments.Delete(id)
-		if rv.editing == id {
-			rv.editing = ""
-		}
+		rv.inReview(func() {
+			rv.comments.Delete(id)
+			if rv.editing == id {
+				rv.editing = ""
+			}
+		})
 	}
 }
 

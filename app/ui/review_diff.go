@@ -204,27 +204,48 @@ func (rv *reviewView) onDraft(ctx app.Context, _ app.Event) {
 
 // onAddComment keeps the comment on the selected lines, pending, and
 // closes the box.
-func (rv *reviewView) onAddComment(ctx app.Context, e app.Event) {
+func (rv *reviewView) onAddComment(_ app.Context, e app.Event) {
 	e.PreventDefault()
-	if rv.diff == nil || !rv.sel.Set || rv.comments == nil {
-		return
+	rv.inReview(func() {
+		if rv.diff == nil || !rv.sel.Set || rv.comments == nil {
+			return
+		}
+		c, ok := rv.diff.Comment(rv.sel.Bounds())
+		if !ok {
+			return
+		}
+		c.Body = rv.draft
+		if _, err := rv.comments.Add(rv.diff.Key().RepositoryID, c); err != nil {
+			rv.draftErr = describe(err)
+			return
+		}
+		rv.sel, rv.draft, rv.draftErr, rv.sendErr = state.LineSelection{}, "", "", ""
+		rv.delivered = delivery{}
+	})
+}
+
+// onComposeKey closes the comment box on Escape and adds the comment on
+// Ctrl+Enter (Cmd+Enter on a Mac).
+func (rv *reviewView) onComposeKey(ctx app.Context, e app.Event) {
+	switch key := e.Get("key").String(); {
+	case key == "Escape":
+		rv.onCancelComment(ctx, e)
+	case key == "Enter" && (e.Get("ctrlKey").Bool() || e.Get("metaKey").Bool()):
+		rv.onAddComment(ctx, e)
 	}
-	c, ok := rv.diff.Comment(rv.sel.Bounds())
-	if !ok {
-		return
-	}
-	c.Body = rv.draft
-	if _, err := rv.comments.Add(rv.diff.Key().RepositoryID, c); err != nil {
-		rv.draftErr = describe(err)
-		return
-	}
-	rv.sel, rv.draft, rv.draftErr, rv.sendErr = state.LineSelection{}, "", "", ""
-	rv.delivered = delivery{}
 }
 
 // onCancelComment closes the comment box and clears the selection.
 func (rv *reviewView) onCancelComment(app.Context, app.Event) {
-	rv.sel, rv.draft, rv.draftErr = state.LineSelection{}, "", ""
+	rv.inReview(func() { rv.sel, rv.draft, rv.draftErr = state.LineSelection{}, "", "" })
+}
+
+// inReview runs fn through the shell, so the whole review renders after
+// it. A handler on an element a hunk renders runs in the hunk's context,
+// and go-app would render only that hunk again: not the head's count, nor
+// another hunk's comments.
+func (rv *reviewView) inReview(fn func()) {
+	dispatch(rv.ui(), func(app.Context) { fn() })
 }
 
 // reviewHunk is one hunk of the diff shown. It is a component so that a
@@ -353,7 +374,8 @@ func (rv *reviewView) renderCompose(first, last int) app.UI {
 		app.Textarea().ID(idCommentInput).Class("review-comment-input").Rows(3).
 			Placeholder("What should the agent change here?").
 			Attr("value", rv.draft).
-			OnInput(rv.onDraft),
+			OnInput(rv.onDraft).
+			OnKeyDown(rv.onComposeKey),
 		app.If(rv.draftErr != "", func() app.UI {
 			return app.P().Class("review-error-text").Role("alert").Text(rv.draftErr)
 		}),

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/herd-dev/herd/server/gitcli/gittest"
+	"github.com/herd-dev/herd/shared"
+)
+
+// The review browser tests open a task's review from its row, read a
+// file's diff, comment on two of its lines, send the comments and find
+// them as one prompt in the session's transcript; at the desktop and the
+// phone viewport. The task's worktree holds what its mock agent wrote in
+// a turn and an edit made on disk, so the review reads a real repository
+// through the server's git.
+
+// uploadBefore and uploadAfter are src/upload.go as the base branch has
+// it and as the task's worktree has it: line 3 changes, lines 5–6 are
+// added, and line 7 is longer than a phone is wide.
+const (
+	uploadBefore = "package upload\n\nfunc Upload() error {\n\treturn send()\n}\n"
+	uploadAfter  = "package upload\n\nfunc Upload(ctx context.Context) error {\n\treturn send()\n}\n\n" +
+		"// retry sends again after a failure, at most three times, waiting a little longer each time, so that a flaky network does not fail an upload.\n"
+)
+
+// shiftClick clicks the first visible element selector names with the
+// shift key held.
+func shiftClick(selector string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(selector), chromedp.NodeVisible))
+		if err != nil {
+			return err
+		}
+		_, err = chromedp.MouseClickNode(nodes[0], chromedp.ButtonModifiers(chromedp.ModifierShift))(ctx, t)
+		return err
+	})
+}
+
+// lineNumber is the selector of a diff line's number button by its line
+// in the changed file.
+func lineNumber(newLine int) string {
+	return fmt.Sprintf(`#review-diff .review-num[aria-label$=" %d"]:not([aria-label^="Removed"])`, newLine)
+}
+
+// reviewTask makes a repository whose base has src/upload.go, a task on
+// it with a mock session whose agent wrote notes/today.md in one turn,
+// and the edit of src/upload.go made in the worktree since. It returns the
+// task's and the session's ids.
+func reviewTask(t *testing.T, c *testClient) (taskID, sessionID string) {
+	t.Helper()
+	repo := gittest.Init(t)
+	gittest.Write(t, repo, "src/upload.go", uploadBefore)
+	gittest.Commit(t, repo, "upload")
+	ws := c.workspace("Review")
+	c.task(ws, "Without a repository")
+	taskID, r := c.repoTask(ws, "Retry uploads", repo)
+	worktree := r["worktree_path"].(string)
+	sessionID = c.mockSession(taskID)
+	c.prompt(sessionID, "/scenario write notes/today.md hello")
+	eventually(t, "the agent wrote its notes", func() bool {
+		_, ok := c.message(sessionID, "agent", "wrote 5 bytes to notes/today.md")
+		return ok
+	})
+	gittest.Write(t, worktree, "src/upload.go", uploadAfter)
+	require.FileExists(t, filepath.Join(worktree, "notes", "today.md"))
+	return taskID, sessionID
+}
+
+func TestBrowserReviewCommentsOnTwoLinesReachTheSessionAsOnePrompt(t *testing.T) {
+	atEveryViewport(t, func(t *testing.T, v viewport) {
+		isolateGit(t)
+		srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
+		c := MustDialTest(t, srv)
+		taskID, sessionID := reviewTask(t, c)
+
+		p := openStatusPage(t, v, "http://"+srv.Addr()+"/", "review")
+		p.showRows()
+		// The row's totals come from the summary once the turn's
+		// observation is in; they are the way to the review.
+		link := p.scope() + ` a.row-review[data-task-id="` + taskID + `"]`
+		p.do(chromedp.WaitVisible(chromedp.CSS(link)), chromedp.Click(chromedp.CSS(link)))
+		if p.phone {
+			p.do(chromedp.WaitNotVisible(chromedp.CSS("#switcher-sheet")))
+		}
+		file := `#review-files a.review-file[data-path="src/upload.go"]`
+		p.do(
+			waitJS(`location.pathname === `+jsString("/tasks/"+taskID+"/review")),
+			chromedp.WaitVisible(chromedp.CSS(file)),
+			chromedp.WaitVisible(chromedp.CSS(`#review-files a.review-file[data-path="notes/today.md"][data-status="added"]`)),
+			waitJS(textOf("#review-totals")+` === "+4 −1 · 2 files"`),
+		)
+		p.screenshot("files")
+
+		// Read the file's diff: on a desktop beside the list, on a phone
+		// full screen with a way back.
+		if p.phone {
+			p.do(chromedp.Tap(chromedp.CSS(file)))
+		} else {
+			p.do(chromedp.Click(chromedp.CSS(file)))
+		}
+		p.do(
+			waitJS(`(document.querySelector('#review-diff') || {dataset: {}}).dataset.path === "src/upload.go"`),
+			chromedp.WaitVisible(chromedp.CSS(lineNumber(3))),
+			waitJS(`[...document.querySelectorAll('#review-diff .review-removed .review-code')].map(e => e.textContent).join('\n') === "func Upload() error {"`),
+			waitJS(`[...document.querySelectorAll('#review-diff .review-added .review-code')].map(e => e.textContent).join('\n') === `+
+				jsString("func Upload(ctx context.Context) error {\n\n// retry sends again after a failure, at most three times, waiting a little longer each time, so that a flaky network does not fail an upload.")),
+		)
+		if p.phone {
+			require.Equal(t, "diff", evalOn[string](p, `document.querySelector('#review').dataset.showing`), "the diff shows full screen")
+			require.True(t, evalOn[bool](p, `document.scrollingElement.scrollWidth <= innerWidth`), "no horizontal page scroll")
+			require.True(t, evalOn[bool](p, `(() => { const b = document.querySelector('#review-diff .review-lines'); return b.scrollWidth > b.clientWidth; })()`),
+				"the long line scrolls inside its box")
+			require.True(t, evalOn[bool](p, `document.querySelector('#review-back').offsetParent !== null`), "a way back to the list")
+		}
+		p.screenshot("diff")
+
+		// Comment on two lines, 3 and 4 of the changed file, as one range
+		// from the line 3 replaced: its number, then a shift-click (a
+		// second tap on a phone) on line 4.
+		removed := `#review-diff .review-num[aria-label="Removed line 3"]`
+		if p.phone {
+			p.do(chromedp.Tap(chromedp.CSS(removed)), chromedp.Tap(chromedp.CSS(lineNumber(4))))
+		} else {
+			p.do(chromedp.Click(chromedp.CSS(removed)), shiftClick(lineNumber(4)))
+		}
+		p.do(
+			waitJS(`document.querySelectorAll('#review-diff .review-row.review-selected').length === 3`),
+			waitJS(textOf("#review-compose .review-compose-label")+` === "Comment on lines 3–4"`),
+			typeInto("#review-comment-input", "Take the context from the caller."),
+			chromedp.Click(chromedp.CSS("#review-comment-add")),
+			waitJS(`document.querySelector('#review-compose') === null`),
+			waitJS(`[...document.querySelectorAll('#review-diff .review-note .review-note-body')].some(e => e.textContent === "Take the context from the caller.")`),
+			waitJS(textOf("#review-send")+` === "Send 1 comment"`),
+		)
+		p.screenshot("commented")
+
+		// A pending comment survives a reload.
+		p.do(chromedp.Reload(), waitReady(), waitJS(textOf("#review-send")+` === "Send 1 comment"`))
+		if !p.phone {
+			p.do(
+				chromedp.Click(chromedp.CSS("#review-tab-comments")),
+				waitJS(textOf("#review-pending .review-note-lines")+` === "src/upload.go, lines 3–4"`),
+			)
+		}
+
+		p.do(
+			chromedp.Click(chromedp.CSS("#review-send")),
+			chromedp.WaitVisible(chromedp.CSS("#review-see-session")),
+			waitJS(textOf("#review-delivered")+`.startsWith("1 comment sent")`),
+			waitJS(`document.querySelector('#review-send') === null`),
+		)
+		p.screenshot("sent")
+
+		want, err := shared.ReviewPrompt([]shared.ReviewComment{{
+			Path: "src/upload.go", Side: shared.SideNew, StartLine: 3, EndLine: 4,
+			Code: "-func Upload() error {\n+func Upload(ctx context.Context) error {\n \treturn send()",
+			Body: "Take the context from the caller.",
+		}})
+		require.NoError(t, err)
+		p.do(
+			chromedp.Click(chromedp.CSS("#review-see-session")),
+			waitJS(`(document.querySelector('#session-view') || {dataset: {}}).dataset.sessionId === `+jsString(sessionID)),
+			waitJS(userMessages(want)+` === 1`),
+		)
+		p.screenshot("session")
+
+		m, ok := c.message(sessionID, "user", want)
+		require.True(t, ok, "the session holds the comments as one prompt, as shared.ReviewPrompt writes it")
+		require.NotEmpty(t, m["client_message_id"], "sent with a client_message_id, as the composer sends")
+		f := p.frames()
+		t.Logf("%s: sent%s", v.name, countByAction(f.Sent))
+		adds := slices.DeleteFunc(slices.Clone(f.Sent), func(s wsFrame) bool { return s.Action != shared.ActionMessageAdd })
+		require.Len(t, adds, 1, "one message.add carried the comments")
+		require.Equal(t, sessionID, adds[0].SessionID)
+		require.False(t, slices.ContainsFunc(f.Received, func(r wsFrame) bool { return r.Type == "notification" && strings.HasPrefix(r.Action, "review.") }),
+			"nothing of a diff is pushed")
+	})
+}
