@@ -381,3 +381,11 @@ func TestSeveralRepositoriesArePickedAndNamedInThePrompt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, prompt, "1. /data/wt/docs/README.md, line 2")
 }
+
+func TestTheSessionBarOpensTheReviewForItsSession(t *testing.T) {
+	v := openView(shared.SessionWaitingForInput)
+	assert.NotContains(t, paneHTML(v), `id="session-review"`, "a task without a repository has nothing to review")
+	v.tv.Task.Repositories = []shared.TaskRepository{{ID: "r1", Path: "/src/app"}}
+	assert.Contains(t, elementWith(t, paneHTML(v), "session-review"), `href="/tasks/t1/review?session=s1"`,
+		"comments written there go to the session the person came from")
+}

@@ -184,3 +184,54 @@ func TestBrowserReviewCommentsOnTwoLinesReachTheSessionAsOnePrompt(t *testing.T)
 			"nothing of a diff is pushed")
 	})
 }
+
+func TestBrowserReviewCommitsThenPushesShowingGitsOwnWords(t *testing.T) {
+	isolateGit(t)
+	srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
+	c := MustDialTest(t, srv)
+	taskID, _ := reviewTask(t, c)
+	repo := c.call("task.get", map[string]any{"task_id": taskID})["repositories"].([]any)[0].(map[string]any)
+	worktree := repo["worktree_path"].(string)
+	// The remote is missing at first: the push fails with git's reason.
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	gittest.Git(t, worktree, "remote", "add", "origin", bare)
+
+	p := openStatusPage(t, viewport{"desktop", false}, "http://"+srv.Addr()+"/tasks/"+taskID+"/review", "review-finish")
+	p.do(
+		chromedp.WaitVisible(chromedp.CSS("#review-files")),
+		chromedp.Click(chromedp.CSS("#review-tab-finish")),
+		waitJS(textOf("#review-uncommitted")+`.startsWith("2 files not committed")`),
+		waitJS(`document.querySelector('#review-commit-message').value === "wrote 5 bytes to notes/today.md"`),
+	)
+	p.do(
+		runJS(`const el = document.querySelector('#review-commit-message'); el.value = "Retry uploads"; el.dispatchEvent(new Event('input', {bubbles: true}))`),
+		chromedp.Click(chromedp.CSS("#review-commit")),
+		chromedp.WaitVisible(chromedp.CSS("#review-commit-result")),
+		waitJS(textOf("#review-uncommitted")+` === "Nothing to commit: every change is committed."`),
+		waitJS(`document.querySelector('#review-commit').disabled`),
+	)
+	head := gittest.Git(t, worktree, "rev-parse", "HEAD")
+	require.Equal(t, "Retry uploads", gittest.Git(t, worktree, "log", "-1", "--format=%s"))
+	shown := evalOn[string](p, `document.querySelector('#review-commit-result code').textContent`)
+	require.True(t, strings.HasPrefix(head, shown), "the result names the commit made: %s of %s", shown, head)
+	require.Empty(t, gittest.Git(t, worktree, "status", "--porcelain"), "everything was committed")
+
+	p.do(
+		chromedp.Click(chromedp.CSS("#review-push")),
+		chromedp.WaitVisible(chromedp.CSS("#review-push-error")),
+		waitJS(textOf("#review-push-error pre")+`.includes("does not appear to be a git repository")`),
+	)
+	p.screenshot("push-failed")
+
+	gittest.Git(t, filepath.Dir(bare), "init", "--quiet", "--bare", bare)
+	p.do(
+		chromedp.Click(chromedp.CSS("#review-push")),
+		chromedp.WaitVisible(chromedp.CSS("#review-push-output")),
+		waitJS(`document.querySelector('#review-push-error') === null`),
+		waitJS(`document.querySelector('#review-push').disabled`),
+	)
+	branch := gittest.Git(t, worktree, "rev-parse", "--abbrev-ref", "HEAD")
+	require.Equal(t, head, gittest.Git(t, bare, "rev-parse", branch), "the remote has the branch at the commit")
+	t.Logf("push output: %q", evalOn[string](p, `document.querySelector('#review-push-output').textContent`))
+	p.screenshot("pushed")
+}
