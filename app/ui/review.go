@@ -55,7 +55,6 @@ type reviewView struct {
 	// chosen, and the session comments go to.
 	Route state.Route
 	Phone bool
-	Conn  state.Connection
 	// Rev is the shell's render count (see taskView.Rev).
 	Rev uint64
 
@@ -101,7 +100,7 @@ type delivery struct {
 // reviewViewOf returns the review of t, the selected task, with its input
 // from the shell.
 func (s *shell) reviewViewOf(t shared.Task) *reviewView {
-	return &reviewView{Shell: s, Task: t, Route: s.route, Phone: s.phone, Conn: s.store.Connection(), Rev: s.renders}
+	return &reviewView{Shell: s, Task: t, Route: s.route, Phone: s.phone, Rev: s.renders}
 }
 
 // outboxOf returns session sessionID's outbox, the one the session pane
@@ -151,15 +150,19 @@ func (rv *reviewView) start() {
 	rv.load(false)
 }
 
-// reconnected runs after every (re)connect: a review.get lost with the
-// connection is asked again, and prompts of comments left unconfirmed are
+// reconnected runs after every (re)connect: what a lost connection left
+// unread is asked again, and prompts of comments left unconfirmed are
 // sent again with their ids.
 func (rv *reviewView) reconnected(app.Context) {
-	if rv.taskID == "" {
+	switch {
+	case rv.taskID == "":
 		return
-	}
-	if !rv.infoLoaded {
+	case !rv.infoLoaded:
 		rv.load(false)
+	case rv.files != nil && !rv.files.Loaded():
+		rv.loadFiles()
+	case rv.diff != nil && !rv.diff.Loaded():
+		rv.loadDiff(false)
 	}
 	rv.resend()
 }

@@ -185,10 +185,8 @@ func (rv *reviewView) resend() {
 func (rv *reviewView) resendTo(sessionID string) {
 	outbox := rv.Shell.outboxOf(sessionID)
 	rv.comments.Reconcile(sessionID, outbox)
-	if rv.Shell.link == nil || rv.Conn != state.Online {
-		// The reconnect sends them (reconnected).
-		return
-	}
+	// Sent while offline, a prompt stays unconfirmed, without counting as
+	// an attempt, and the reconnect sends it (reconnected).
 	for _, s := range outbox.Reconcile() {
 		rv.sendPrompt(outbox, sessionID, s)
 	}
