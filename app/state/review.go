@@ -111,20 +111,25 @@ func (f *ReviewFiles) Next(limit int) (shared.ReviewFilesRequest, Ticket, bool) 
 	return req, t, true
 }
 
+// errNotContinued is why a page that does not continue what is paged in
+// was dropped.
+const errNotContinued = "the answer does not continue what is shown; refresh to read it again"
+
 // Apply takes the answer to request t. A first page replaces the listing;
 // a later one is appended only when it continues it (same trees, offset
-// where the list ends). It reports whether the answer was taken.
+// where the list ends), else the request fails. It reports whether the
+// answer was taken; an older request's never is.
 func (f *ReviewFiles) Apply(t Ticket, resp shared.ReviewFilesResponse) bool {
-	if resp.RepositoryID != f.key.RepositoryID || resp.Scope != f.key.Scope {
+	if t != f.ticket || !f.busy {
 		return false
 	}
 	first := resp.Offset == 0
-	if !first && (!f.loaded || resp.From != f.list.From || resp.To != f.list.To || resp.Offset != len(f.list.Files)) {
+	if resp.RepositoryID != f.key.RepositoryID || resp.Scope != f.key.Scope ||
+		!first && (!f.loaded || resp.From != f.list.From || resp.To != f.list.To || resp.Offset != len(f.list.Files)) {
+		f.answered(t, errNotContinued)
 		return false
 	}
-	if !f.answered(t, "") {
-		return false
-	}
+	f.answered(t, "")
 	if first {
 		files := slices.Clone(resp.Files)
 		f.list, f.loaded = resp, true
@@ -225,20 +230,19 @@ func (d *ReviewDiff) Next(limit int) (shared.ReviewFileRequest, Ticket, bool) {
 }
 
 // Apply takes the answer to request t: a first page replaces the rows, a
-// later one is appended when it starts where they end, a hunk it
-// continues keeping its header and number. It reports whether the answer
-// was taken.
+// later one is appended when it starts where they end (else the request
+// fails), a hunk it continues keeping its header and number. It reports
+// whether the answer was taken; an older request's never is.
 func (d *ReviewDiff) Apply(t Ticket, resp shared.ReviewFileResponse) bool {
-	if resp.Path != d.key.Path {
+	if t != d.ticket || !d.busy {
 		return false
 	}
 	first := resp.Offset == 0
-	if !first && (!d.More() || resp.Offset != d.next) {
+	if resp.Path != d.key.Path || !first && (!d.More() || resp.Offset != d.next) {
+		d.answered(t, errNotContinued)
 		return false
 	}
-	if !d.answered(t, "") {
-		return false
-	}
+	d.answered(t, "")
 	if first {
 		d.lines, d.hunks = nil, 0
 	}

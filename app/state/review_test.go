@@ -85,6 +85,8 @@ func TestAFilesPageThatDoesNotContinueTheListIsDropped(t *testing.T) {
 			_, t2, _ := f.Next(2)
 			assert.False(t, f.Apply(t2, tt.page))
 			assert.Equal(t, []string{"a.go", "b.go"}, paths(f.Listing().Files))
+			assert.False(t, f.Busy(), "the request ends rather than stay busy")
+			assert.Contains(t, f.Err(), "refresh")
 		})
 	}
 }
@@ -178,6 +180,12 @@ func TestADiffPagedInContinuesItsHunkWithoutASecondHeader(t *testing.T) {
 	_, _, again := d.Next(3)
 	assert.False(t, again, "one page at a time")
 	assert.False(t, d.Apply(t2, filePage(5, 0)), "a page that does not start where the rows end is dropped")
+	assert.False(t, d.Busy(), "and the request ends, with the reason, rather than stay busy")
+	assert.Contains(t, d.Err(), "refresh")
+	assert.Len(t, d.Lines(), 4, "what was shown stays")
+
+	_, t2, ok = d.Next(3)
+	require.True(t, ok, "asked again")
 	require.True(t, d.Apply(t2, filePage(3, 0, shared.ReviewHunk{Header: "@@ -1,3 +1,5 @@", OldStart: 2, NewStart: 4, Continued: true, Lines: []string{"+d", " e", "-f"}})))
 	assert.Equal(t, []string{"@ . . @@ -1,3 +1,5 @@", "1 1 a", "+ . 2 b", "+ . 3 c", "+ . 4 d", "2 5 e", "- 3 . f"}, rowsOf(d.Lines()))
 	for _, r := range d.Lines() {
@@ -192,11 +200,16 @@ func TestADiffAnswerForAnotherFileOrAnOlderRequestIsDropped(t *testing.T) {
 	d := NewReviewDiff(ReviewDiffKey{Path: "a.go"})
 	_, older := d.First(10)
 	_, newer := d.First(10)
+	assert.False(t, d.Apply(older, filePage(0, 0)), "an older request's answer")
+	assert.True(t, d.Busy(), "leaves the newer one in flight")
+	assert.True(t, d.Apply(newer, filePage(0, 0, shared.ReviewHunk{Header: "@@ -1 +1 @@", OldStart: 1, NewStart: 1, Lines: []string{"-x", "+y"}})))
+	assert.Len(t, d.Lines(), 3)
+
+	_, again := d.First(10)
 	other := filePage(0, 0)
 	other.Path = "b.go"
-	assert.False(t, d.Apply(newer, other))
-	assert.False(t, d.Apply(older, filePage(0, 0)))
-	assert.True(t, d.Apply(newer, filePage(0, 0, shared.ReviewHunk{Header: "@@ -1 +1 @@", OldStart: 1, NewStart: 1, Lines: []string{"-x", "+y"}})))
+	assert.False(t, d.Apply(again, other), "another file's diff")
+	assert.NotEmpty(t, d.Err())
 	assert.Len(t, d.Lines(), 3)
 }
 

@@ -102,9 +102,10 @@
 // nothing; Refresh reads the worktree again. On a desktop the side column
 // (files, comments, finishing) sits beside the diff; on a phone the list
 // shows until a file is chosen, then its diff in full with a way back,
-// the lines scrolling sideways inside their box. Each hunk is a component,
-// so selecting lines re-renders only the hunks it touches, and the diff
-// has one click handler for all its line numbers. Comments are kept per
+// the lines scrolling sideways inside their box. The diff renders in
+// blocks of at most 64 rows of one hunk, each a component, so selecting
+// lines re-renders only the blocks it touches, and it has one click
+// handler for all its line numbers. Comments are kept per
 // task in localStorage (state.ReviewComments) and sent as one prompt
 // (shared.ReviewPrompt) through the same outbox and message.add as the
 // composer's prompts: the shell keeps one outbox per session, which the

@@ -347,12 +347,18 @@ func (rv *reviewView) loadDiff(more bool) {
 	if d == nil {
 		return
 	}
-	req, ticket := d.First(reviewLinesPage)
+	var (
+		req    shared.ReviewFileRequest
+		ticket state.Ticket
+		ok     = true
+	)
 	if more {
-		var ok bool
-		if req, ticket, ok = d.Next(reviewLinesPage); !ok {
-			return
-		}
+		req, ticket, ok = d.Next(reviewLinesPage)
+	} else {
+		req, ticket = d.First(reviewLinesPage)
+	}
+	if !ok {
+		return
 	}
 	var resp shared.ReviewFileResponse
 	rv.ask(shared.ActionReviewFile, req, &resp, func(err error) {

@@ -338,7 +338,8 @@ func capitalised(s string) string {
 }
 
 // The handlers of a comment run through inReview: a comment shows in a
-// hunk, whose own render would leave the rest of the review as it was.
+// block of the diff, whose own render would leave the rest of the review
+// as it was.
 
 func (rv *reviewView) onEdit(id, where string) app.EventHandler {
 	return func(app.Context, app.Event) {

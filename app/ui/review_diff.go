@@ -62,14 +62,14 @@ func (rv *reviewView) renderDiffBody(d *state.ReviewDiff) app.UI {
 	case len(d.Lines()) == 0:
 		return app.P().Class("review-not-shown").Text("No line changed: only the file's mode or type.")
 	}
-	hunks := rv.hunks(d)
+	blocks := rv.blocks(d)
 	return app.Div().Class("review-diff-body").Body(
 		app.P().ID("review-diff-hint").Class("review-hint", "muted").Text(rv.selectHint()),
 		// The box scrolls sideways, the page never: its inner block is as
 		// wide as the longest line, so every row's colour reaches as far.
 		app.Div().Class("review-lines").OnClick(rv.onLineNumber).Body(
 			app.Div().Class("review-lines-inner").Body(
-				app.Range(hunks).Slice(func(i int) app.UI { return hunks[i] }),
+				app.Range(blocks).Slice(func(i int) app.UI { return blocks[i] }),
 			),
 		),
 		app.If(d.More(), func() app.UI {
@@ -102,9 +102,15 @@ func sizes(f shared.ReviewFileResponse) string {
 	return byteWords(int(f.OldSize)) + " before, " + byteWords(int(f.NewSize)) + " after"
 }
 
-// hunks cuts diff d's rows into hunk components, each with the selection,
-// the comment box and the comments that fall in it.
-func (rv *reviewView) hunks(d *state.ReviewDiff) []app.UI {
+// reviewBlockRows bounds the rows of one block: a click re-renders the
+// block it changes, so a selection in a hunk of a thousand lines costs the
+// render of a few dozen.
+const reviewBlockRows = 64
+
+// blocks cuts diff d's rows into block components, runs of at most
+// reviewBlockRows rows of one hunk, each with the selection, the comment
+// box and the comments that fall in it.
+func (rv *reviewView) blocks(d *state.ReviewDiff) []app.UI {
 	repoID := d.Key().RepositoryID
 	notes := map[int][]state.PendingComment{}
 	covered := map[int]bool{}
@@ -123,19 +129,19 @@ func (rv *reviewView) hunks(d *state.ReviewDiff) []app.UI {
 	var out []app.UI
 	for start := 0; start < len(rows); {
 		end := start + 1
-		for end < len(rows) && rows[end].Hunk == rows[start].Hunk {
+		for end < len(rows) && end-start < reviewBlockRows && rows[end].Hunk == rows[start].Hunk {
 			end++
 		}
-		h := &reviewHunk{View: rv, Rows: rows[start:end], Start: start, SelFirst: -1, SelLast: -1, Phone: rv.Phone}
-		if rv.sel.Set && first >= start && first < end {
-			h.SelFirst, h.SelLast, h.Compose = first, last, true
+		h := &reviewBlock{View: rv, Rows: rows[start:end], Start: start, SelFirst: -1, SelLast: -1}
+		if rv.sel.Set && first < end && last >= start {
+			h.SelFirst, h.SelLast, h.Compose = first, last, last < end
 		}
 		for i := start; i < end; i++ {
 			if covered[i] {
 				h.Covered = append(h.Covered, i)
 			}
 			for _, p := range notes[i] {
-				h.Notes = append(h.Notes, hunkNote{Row: i, Comment: p, Editing: rv.editing == p.ID && rv.editWhere == editInline})
+				h.Notes = append(h.Notes, blockNote{Row: i, Comment: p, Editing: rv.editing == p.ID && rv.editWhere == editInline})
 			}
 		}
 		out = append(out, h)
@@ -241,17 +247,17 @@ func (rv *reviewView) onCancelComment(app.Context, app.Event) {
 }
 
 // inReview runs fn through the shell, so the whole review renders after
-// it. A handler on an element a hunk renders runs in the hunk's context,
-// and go-app would render only that hunk again: not the head's count, nor
-// another hunk's comments.
+// it. A handler on an element a block renders runs in the block's
+// context, and go-app would render only that block again: not the head's
+// count, nor another block's comments.
 func (rv *reviewView) inReview(fn func()) {
 	dispatch(rv.ui(), func(app.Context) { fn() })
 }
 
-// reviewHunk is one hunk of the diff shown. It is a component so that a
-// selection, a comment or a page more re-renders only the hunks it
-// changes: its exported fields are its whole input.
-type reviewHunk struct {
+// reviewBlock is a run of rows of one hunk of the diff shown. It is a
+// component so that a selection, a comment or a page more re-renders
+// only the blocks it changes: its exported fields are its whole input.
+type reviewBlock struct {
 	app.Compo
 
 	// View is the review, for the comment box; it never changes.
@@ -259,28 +265,28 @@ type reviewHunk struct {
 	Rows []state.ReviewLine
 	// Start is the index of Rows[0] among the diff's rows.
 	Start int
-	// SelFirst and SelLast bound the rows selected in this hunk; -1 when
-	// none is. Compose shows the comment box under SelLast.
+	// SelFirst and SelLast bound the rows selected, when the selection
+	// reaches into this block; -1 when it does not. Compose shows the
+	// comment box under SelLast, which is in this block.
 	SelFirst, SelLast int
 	Compose           bool
 	// Covered lists the rows pending comments are on.
 	Covered []int
-	// Notes are the comments that show in this hunk, each after its row.
-	Notes []hunkNote
-	Phone bool
+	// Notes are the comments that show in this block, each after its row.
+	Notes []blockNote
 }
 
-// hunkNote is a comment shown after row Row.
-type hunkNote struct {
+// blockNote is a comment shown after row Row.
+type blockNote struct {
 	Row     int
 	Comment state.PendingComment
 	Editing bool
 }
 
-// Render draws the hunk's rows, each in a slot of its own that also holds
+// Render draws the block's rows, each in a slot of its own that also holds
 // the comments after it and the comment box, so a box coming or going
 // never moves the rows after it.
-func (h *reviewHunk) Render() app.UI {
+func (h *reviewBlock) Render() app.UI {
 	rows := make([]app.UI, len(h.Rows))
 	for j, l := range h.Rows {
 		i := h.Start + j
@@ -295,7 +301,7 @@ func (h *reviewHunk) Render() app.UI {
 		}
 		rows[j] = h.row(i, l, extra)
 	}
-	return app.Div().Class("review-hunk").Body(rows...)
+	return app.Div().Class("review-block").Body(rows...)
 }
 
 // rowClass is the class of a row's mark.
@@ -305,7 +311,7 @@ var rowClass = map[byte]string{
 
 // row draws row i: its line numbers as one button (a header or git's note
 // has none), its mark and its text, then extra.
-func (h *reviewHunk) row(i int, l state.ReviewLine, extra []app.UI) app.UI {
+func (h *reviewBlock) row(i int, l state.ReviewLine, extra []app.UI) app.UI {
 	el := app.Div().Class("review-row", rowClass[l.Mark])
 	selected := i >= h.SelFirst && i <= h.SelLast && h.SelFirst >= 0
 	if selected {

@@ -389,3 +389,24 @@ func TestTheSessionBarOpensTheReviewForItsSession(t *testing.T) {
 	assert.Contains(t, elementWith(t, paneHTML(v), "session-review"), `href="/tasks/t1/review?session=s1"`,
 		"comments written there go to the session the person came from")
 }
+
+func TestALongHunkRendersInBlocksAndARangeMayCrossThem(t *testing.T) {
+	rv := reviewOf(t, state.Route{}, false, state.MapKV{})
+	lines := make([]string, 2*reviewBlockRows)
+	for i := range lines {
+		lines[i] = "+line " + strconv.Itoa(i+1)
+	}
+	withDiff(t, rv, shared.ReviewFileResponse{Path: "src/upload.go", Status: shared.FileModified,
+		Hunks: []shared.ReviewHunk{{Header: "@@ -0,0 +1,128 @@", OldStart: 1, NewStart: 1, Lines: lines}}})
+	rv.sel = state.LineSelection{Anchor: reviewBlockRows - 2, Head: reviewBlockRows + 1, Set: true}
+
+	blocks := rv.blocks(rv.diff)
+	require.Len(t, blocks, 3, "129 rows (the header and 128 lines) in blocks of at most 64")
+	first, second := blocks[0].(*reviewBlock), blocks[1].(*reviewBlock)
+	assert.Equal(t, reviewBlockRows, second.Start)
+	assert.False(t, first.Compose, "the box is not in the block the range starts in")
+	assert.True(t, second.Compose, "but under the range's last row")
+	assert.Equal(t, [2]int{reviewBlockRows - 2, reviewBlockRows + 1}, [2]int{first.SelFirst, first.SelLast})
+	assert.Equal(t, -1, blocks[2].(*reviewBlock).SelFirst, "a block the range does not reach has no selection")
+	assert.Len(t, startTags(html(rv), "div", "review-selected"), 4)
+}
