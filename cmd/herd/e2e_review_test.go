@@ -235,3 +235,64 @@ func TestBrowserReviewCommitsThenPushesShowingGitsOwnWords(t *testing.T) {
 	t.Logf("push output: %q", evalOn[string](p, `document.querySelector('#review-push-output').textContent`))
 	p.screenshot("pushed")
 }
+
+func TestBrowserReviewPagesALongListAndALongDiff(t *testing.T) {
+	isolateGit(t)
+	srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
+	c := MustDialTest(t, srv)
+	repo := gittest.Init(t)
+	ws := c.workspace("Review")
+	taskID, r := c.repoTask(ws, "Many files", repo)
+	worktree := r["worktree_path"].(string)
+	var big strings.Builder
+	for i := range 1200 {
+		fmt.Fprintf(&big, "line %d\n", i+1)
+	}
+	gittest.Write(t, worktree, "a-big.txt", big.String())
+	for i := range 150 {
+		gittest.Write(t, worktree, fmt.Sprintf("many/f%03d.txt", i), "one\n")
+	}
+
+	p := openStatusPage(t, viewport{"desktop", false}, "http://"+srv.Addr()+"/tasks/"+taskID+"/review", "review-paging")
+	// The web app asks for 100 files a page.
+	files := `document.querySelectorAll('#review-files a.review-file')`
+	p.do(
+		waitJS(files+`.length === 100`),
+		waitJS(textOf("#review-totals")+` === "+1350 −0 · 151 files"`),
+		chromedp.Click(chromedp.CSS("#review-more-files")),
+		waitJS(files+`.length === 151`),
+		waitJS(`document.querySelector('#review-more-files') === null`),
+		waitJS(`[...`+files+`].map(a => a.dataset.path).join() === `+jsString(pagedPaths())),
+	)
+	// On a desktop the first file shows: the long one, a page at a time.
+	nums := `document.querySelectorAll('#review-diff .review-num').length`
+	p.do(
+		waitJS(`(document.querySelector('#review-diff') || {dataset: {}}).dataset.path === "a-big.txt"`),
+		waitJS(nums+` > 0`),
+		chromedp.WaitVisible(chromedp.CSS("#review-more-lines")),
+	)
+	first := evalOn[int](p, nums)
+	require.Less(t, first, 1200, "the first page holds part of the diff")
+	for evalOn[int](p, nums) < 1200 {
+		before := evalOn[int](p, nums)
+		p.do(chromedp.Click(chromedp.CSS("#review-more-lines")), waitJS(nums+` > `+fmt.Sprint(before)))
+	}
+	p.do(
+		waitJS(`document.querySelector('#review-more-lines') === null`),
+		waitJS(`[...document.querySelectorAll('#review-diff .review-block')].pop().lastElementChild.querySelector('.review-code').textContent === "line 1200"`),
+		waitJS(`[...document.querySelectorAll('#review-diff .review-num')].pop().getAttribute('aria-label') === "Added line 1200"`),
+		waitJS(`document.querySelectorAll('#review-diff .review-hunk-head').length === 1`),
+	)
+	t.Logf("the diff's first page held %d of its 1200 lines", first)
+	p.screenshot("paged")
+}
+
+// pagedPaths is the paths TestBrowserReviewPagesALongListAndALongDiff
+// lists, in path order.
+func pagedPaths() string {
+	paths := []string{"a-big.txt"}
+	for i := range 150 {
+		paths = append(paths, fmt.Sprintf("many/f%03d.txt", i))
+	}
+	return strings.Join(paths, ",")
+}
