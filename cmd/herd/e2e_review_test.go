@@ -126,10 +126,13 @@ func TestBrowserReviewCommentsOnTwoLinesReachTheSessionAsOnePrompt(t *testing.T)
 		// from the line 3 replaced: its number, then a shift-click (a
 		// second tap on a phone) on line 4.
 		removed := `#review-diff .review-num[aria-label="Removed line 3"]`
+		// The comment box opens under the first line, moving the lines
+		// after it: the second click aims once it has.
+		one := waitJS(`document.querySelectorAll('#review-diff .review-row.review-selected').length === 1 && document.querySelector('#review-compose') !== null`)
 		if p.phone {
-			p.do(chromedp.Tap(chromedp.CSS(removed)), chromedp.Tap(chromedp.CSS(lineNumber(4))))
+			p.do(chromedp.Tap(chromedp.CSS(removed)), one, chromedp.Tap(chromedp.CSS(lineNumber(4))))
 		} else {
-			p.do(chromedp.Click(chromedp.CSS(removed)), shiftClick(lineNumber(4)))
+			p.do(chromedp.Click(chromedp.CSS(removed)), one, shiftClick(lineNumber(4)))
 		}
 		p.do(
 			waitJS(`document.querySelectorAll('#review-diff .review-row.review-selected').length === 3`),
