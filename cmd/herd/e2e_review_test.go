@@ -299,3 +299,50 @@ func pagedPaths() string {
 	}
 	return strings.Join(paths, ",")
 }
+
+func TestBrowserReviewShowsWhatOneTurnChanged(t *testing.T) {
+	isolateGit(t)
+	srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
+	c := MustDialTest(t, srv)
+	repo := gittest.Init(t)
+	taskID, _ := c.repoTask(c.workspace("Review"), "Two turns", repo)
+	sessionID := c.mockSession(taskID)
+	for _, f := range []string{"first.txt", "second.txt"} {
+		c.prompt(sessionID, "/scenario write "+f+" written")
+		eventually(t, "the agent wrote "+f, func() bool {
+			_, ok := c.message(sessionID, "agent", "wrote 7 bytes to "+f)
+			return ok
+		})
+	}
+	eventually(t, "the second turn settled", func() bool {
+		for _, s := range c.call("session.list", map[string]any{"task_id": taskID})["sessions"].([]any) {
+			if s := s.(map[string]any); s["id"] == sessionID {
+				return s["state"] == "WAITING_FOR_INPUT"
+			}
+		}
+		return false
+	})
+
+	p := openStatusPage(t, viewport{"desktop", false}, "http://"+srv.Addr()+"/tasks/"+taskID+"/review", "review-turns")
+	listed := `[...document.querySelectorAll('#review-files a.review-file')].map(a => a.dataset.path).join()`
+	p.do(
+		waitJS(listed+` === "first.txt,second.txt"`),
+		chromedp.Click(chromedp.CSS("#review-scope-turn")),
+		waitJS(`location.search === "?scope=turn"`),
+		waitJS(listed+` === "second.txt"`),
+		waitJS(textOf("#review-totals")+` === "+1 −0 · 1 file"`),
+	)
+	p.screenshot("last-turn")
+	turns := evalOn[[]string](p, `[...document.querySelectorAll('#review-turn option')].map(o => o.textContent)`)
+	require.Len(t, turns, 2, "both turns can be picked: %q", turns)
+	require.True(t, strings.HasPrefix(turns[0], "Last turn, "), "newest first: %q", turns)
+	require.True(t, strings.HasSuffix(turns[1], ": /scenario write first.txt written"), "each named by its prompt: %q", turns)
+	p.do(
+		runJS(`const s = document.querySelector('#review-turn'); s.selectedIndex = 1; s.dispatchEvent(new Event('change', {bubbles: true}))`),
+		waitJS(listed+` === "first.txt"`),
+		waitJS(`new URLSearchParams(location.search).get('turn') !== null`),
+		chromedp.Click(chromedp.CSS("#review-scope-task")),
+		waitJS(listed+` === "first.txt,second.txt"`),
+		waitJS(`location.search === ""`),
+	)
+}
