@@ -470,10 +470,12 @@ func (rv *reviewView) renderScope() app.UI {
 		// Only ever set to true (see renderNewTask).
 		last = last.Disabled(true).Title("No turn of this task was recorded yet.")
 	}
-	return app.Span().Class("review-scopes").Role("group").Aria("label", "Changes shown").Body(
-		app.Button().ID("review-scope-task").Class("review-scope").Type("button").Aria("pressed", !turn).
-			OnClick(rv.onScope(shared.ReviewScopeTask)).Text("All changes"),
-		last,
+	return app.Span().Class("review-scopes").Body(
+		app.Span().Class("review-scope-switch").Role("group").Aria("label", "Changes shown").Body(
+			app.Button().ID("review-scope-task").Class("review-scope").Type("button").Aria("pressed", !turn).
+				OnClick(rv.onScope(shared.ReviewScopeTask)).Text("All changes"),
+			last,
+		),
 		app.If(turn && len(turns) > 1, func() app.UI {
 			return app.Span().Class("review-turn-pick").Body(
 				app.Label().For(idReviewTurn).Class("visually-hidden").Text("Turn"),
