@@ -346,3 +346,33 @@ func TestBrowserReviewShowsWhatOneTurnChanged(t *testing.T) {
 		waitJS(`location.search === ""`),
 	)
 }
+
+func TestBrowserReviewCommentsQueueBehindARunningTurn(t *testing.T) {
+	isolateGit(t)
+	srv := startStatusServer(t, "127.0.0.1:0", t.TempDir())
+	c := MustDialTest(t, srv)
+	taskID, sessionID := reviewTask(t, c)
+	c.prompt(sessionID, "/scenario sleep 60000")
+
+	p := openStatusPage(t, viewport{"desktop", false}, "http://"+srv.Addr()+"/tasks/"+taskID+"/review?file=src%2Fupload.go", "review-queued")
+	p.do(
+		chromedp.WaitVisible(chromedp.CSS(lineNumber(6))),
+		chromedp.Click(chromedp.CSS(lineNumber(6))),
+		typeInto("#review-comment-input", "Drop this blank line."),
+		chromedp.Click(chromedp.CSS("#review-comment-add")),
+		waitJS(textOf("#review-send")+` === "Queue 1 comment"`),
+		chromedp.Click(chromedp.CSS("#review-send")),
+		waitJS(textOf("#review-delivered")+`.startsWith("1 comment sent, queued behind the agent's turn")`),
+	)
+	p.screenshot("queued")
+	want, err := shared.ReviewPrompt([]shared.ReviewComment{{Path: "src/upload.go", Side: shared.SideNew, StartLine: 6, EndLine: 6, Code: "+", Body: "Drop this blank line."}})
+	require.NoError(t, err)
+	_, ran := c.message(sessionID, "user", want)
+	require.False(t, ran, "the comments wait in the queue while the turn runs")
+
+	c.call("session.cancel", map[string]any{"session_id": sessionID})
+	eventually(t, "the queued comments ran as the next turn", func() bool {
+		_, ok := c.message(sessionID, "user", want)
+		return ok
+	})
+}
