@@ -26,6 +26,7 @@ import (
 	"github.com/herd-dev/herd/server/gitwatch"
 	"github.com/herd-dev/herd/server/projector"
 	"github.com/herd-dev/herd/server/push"
+	"github.com/herd-dev/herd/server/review"
 	"github.com/herd-dev/herd/server/sessions"
 	"github.com/herd-dev/herd/server/store"
 	"github.com/herd-dev/herd/server/taskgit"
@@ -82,6 +83,7 @@ type Server struct {
 	sessions  *sessions.Manager                 // set by Start before ready
 	projector *projector.Projector              // set by Start before ready
 	git       *taskgit.Service                  // set by Start before ready
+	review    *review.Service                   // set by Start before ready
 	webhook   atomic.Pointer[github.Webhook]    // set by Start with a webhook secret
 	attention *attention.Attention              // set by Start before ready
 	push      *push.Sender                      // set by Start before ready
@@ -238,6 +240,15 @@ func (s *Server) startup(ctx context.Context) error {
 			return fmt.Errorf("seed demo workspace: %w", err)
 		}
 	}
+	rev, err := review.New(review.Config{
+		Store: st, Git: git, Summaries: proj,
+		GitHubToken: s.cfg.GitHubToken, GitHubAPIURL: s.cfg.GitHubAPIURL,
+		Logger: s.log.With("component", "review"),
+	})
+	if err != nil {
+		return fmt.Errorf("start review: %w", err)
+	}
+	s.review = rev
 	mgr, err := sessions.New(sessions.Config{
 		Store:          st,
 		Profile:        s.profileCatalog().Profile,
@@ -251,6 +262,7 @@ func (s *Server) startup(ctx context.Context) error {
 		Handoff:        s.cfg.ClaudeBackgroundPromptHandoff,
 		Git:            git,
 		Requests:       att,
+		Turns:          rev,
 		AgentNice:      s.cfg.AgentNice,
 		Registerer:     s.registry,
 	})
@@ -270,6 +282,7 @@ func (s *Server) startup(ctx context.Context) error {
 		Tasks:          git,
 		Git:            git,
 		Attention:      devices,
+		Review:         rev,
 		Logger:         s.log.With("component", "gateway"),
 		Registerer:     s.registry,
 		Version:        s.opts.Version,
@@ -389,6 +402,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdownOnce.Do(func() {
 		s.ready.Store(false)
 		s.log.Info("shutting down")
+		if s.review != nil {
+			// A commit or push still running ends now: the connections
+			// that wait for it close next.
+			s.review.Close()
+		}
 		if gw := s.gateway.Load(); gw != nil {
 			if err := gw.Shutdown(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("close websockets: %w", err))

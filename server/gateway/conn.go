@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -274,7 +275,8 @@ func (c *conn) leave(workspaceID string) {
 	c.g.feed.leave(workspaceID, c)
 }
 
-// requestContext bounds one request's work.
-func (c *conn) requestContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.ctx, c.g.cfg.RequestTimeout)
+// requestContext bounds one request's work: by RequestTimeout, or by
+// the action's own timeout when that is longer.
+func (c *conn) requestContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, max(timeout, c.g.cfg.RequestTimeout))
 }

@@ -18,6 +18,9 @@ type action struct {
 	// run on the reader goroutine, one at a time, in the order the client
 	// sent them. Other actions run concurrently, bounded by MaxInFlight.
 	ordered bool
+	// timeout bounds the action's work in place of RequestTimeout when it
+	// is longer: for actions whose own bounded steps (a push) take longer.
+	timeout time.Duration
 }
 
 // handle adapts a typed handler: it decodes the payload into Req first, so a
@@ -50,7 +53,7 @@ func (c *conn) dispatch(env shared.Envelope) {
 // run executes a request and queues its answer.
 func (c *conn) run(a action, env shared.Envelope) {
 	start := time.Now()
-	ctx, cancel := c.requestContext()
+	ctx, cancel := c.requestContext(a.timeout)
 	defer cancel()
 	out, err := a.run(ctx, c, env.Payload)
 	code := "ok"

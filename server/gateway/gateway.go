@@ -77,7 +77,9 @@ type Config struct {
 	// Attention serves the inbox and push actions; nil leaves them
 	// unknown.
 	Attention Attention
-	Logger    *slog.Logger
+	// Review serves the review actions; nil leaves them unknown.
+	Review Review
+	Logger *slog.Logger
 	// Registerer receives the gateway's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	// Version and Features describe the server in boot responses.
@@ -203,6 +205,11 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Attention != nil {
 		for name, a := range g.attentionActions() {
+			g.actions[name] = a
+		}
+	}
+	if cfg.Review != nil {
+		for name, a := range g.reviewActions() {
 			g.actions[name] = a
 		}
 	}

@@ -17,7 +17,8 @@
 // never holds the index lock an agent's own git needs), and speaks the C
 // locale, so that messages are the same on every machine. Variables that
 // point git at another repository (GIT_DIR, GIT_WORK_TREE and the like)
-// are removed: a command works on the directory it is given.
+// are removed: a command works on the directory it is given, unless its
+// Runner's Env sets one of them deliberately.
 //
 // A Runner adds up the CPU time its commands spent (user plus system, as
 // the kernel reports it when git exits), so callers can tell what their

@@ -37,6 +37,12 @@ type Runner struct {
 	// Limit bounds the standard output Run keeps and the token Stream
 	// hands over, in bytes; zero means DefaultLimit.
 	Limit int
+	// Env holds variables, "NAME=value", added to every command's
+	// environment after the variables that point git at another
+	// repository were removed, so that a caller can set one of them on
+	// purpose (GIT_INDEX_FILE, to work on a copy of the index). A name
+	// given twice takes its last value.
+	Env []string
 
 	cpu time.Duration // user plus system time of the commands run so far
 }
@@ -149,7 +155,7 @@ func (r *Runner) limit() int {
 func (r *Runner) command(ctx context.Context, args []string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Dir
-	cmd.Env = environ()
+	cmd.Env = append(environ(), r.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay

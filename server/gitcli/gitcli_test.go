@@ -169,6 +169,25 @@ func TestEnvironmentPointingElsewhereIsIgnored(t *testing.T) {
 	require.Equal(t, want, strings.TrimSpace(string(out)))
 }
 
+func TestEnvSetsARemovedVariableOnPurpose(t *testing.T) {
+	repo := gittest.Init(t)
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(t.TempDir(), "inherited")) // removed, as always
+	index := filepath.Join(t.TempDir(), "index")                        // none yet: an empty index
+	r := gitcli.Runner{Dir: repo, Env: []string{"GIT_INDEX_FILE=" + index}}
+
+	out, err := r.Run(t.Context(), "ls-files")
+	require.NoError(t, err)
+	require.Empty(t, string(out), "git reads the index Env names, not the repository's")
+	gittest.Write(t, repo, "new.txt", "n\n")
+	_, err = r.Run(t.Context(), "add", "new.txt")
+	require.NoError(t, err)
+	require.FileExists(t, index)
+
+	out, err = gitcli.Run(t.Context(), repo, "ls-files")
+	require.NoError(t, err)
+	require.Equal(t, "README\n", string(out), "without Env, git reads the repository's own index, untouched")
+}
+
 func TestGitNeverPromptsNorTakesOptionalLocks(t *testing.T) {
 	repo := gittest.Init(t)
 	out, err := gitcli.Run(t.Context(), repo, "-c", "alias.env=!env", "env")

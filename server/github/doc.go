@@ -3,7 +3,8 @@
 // of GitHub's REST API for servers GitHub cannot reach. Both store what
 // they learn through the store (server/store) and then mark the tasks
 // whose pull requests changed, so that the projector re-derives their
-// status summaries: persist, then publish.
+// status summaries: persist, then publish. A PullRequestClient opens the
+// pull request of a task's branch.
 //
 // # Wiring
 //
@@ -133,8 +134,20 @@
 // pull requests at once. What a poll or search finds goes through the
 // same transaction and rules as a delivery.
 //
+// # Opening pull requests
+//
+// A PullRequestClient opens a pull request for a task's pushed branch
+// (POST /repos/{owner}/{repo}/pulls), one request bounded by 30 seconds,
+// and maps GitHub's refusals to coded errors that carry GitHub's own
+// message. RepositoryOf names the GitHub repository of a remote URL as the
+// Poller does for origins. CreatedPullRequest.Apply stores what GitHub
+// answered through the same transaction and rules as a poll, so that the
+// new pull request shows at once rather than at the next poll or
+// delivery, and a delivery that came first is not undone.
+//
 // # Goroutines
 //
+//   - PullRequestClient.Create starts none.
 //   - The Webhook starts none: each delivery is handled, and pruning done,
 //     on the goroutine net/http serves it on.
 //   - Poller.Run polls on its caller's goroutine. Each phase of a round

@@ -176,6 +176,8 @@ func (r *run) startTurnLocked(msg shared.Message, token string, claim tracker.Cl
 func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handoff bool) {
 	ctx := r.m.ctx
 	dispatched := false
+	r.beginUnsent(msg.ID)
+	defer r.endUnsent(msg.ID)
 	defer func() {
 		if dispatched {
 			r.m.tr.Complete(claim)
@@ -226,6 +228,12 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	r.m.mark(r.taskID)
 	dispatched = r.m.tr.Dispatched(claim)
 	r.setPrompt(msg.ID)
+	if r.m.cfg.Turns != nil {
+		// Before the agent can act on the prompt; and before the turn's
+		// start is published, so that a client told of it finds what the
+		// watch recorded of it.
+		r.m.cfg.Turns.TurnStarting(ctx, r.taskID, r.id, msg.ID)
+	}
 	msg.Status = shared.MessageComplete
 	r.m.pub.PublishSession(r.id, shared.NotifySessionMessageAdded, msg, false)
 	r.m.pub.PublishSession(r.id, shared.NotifySessionTurnStarted, shared.TurnStartedEvent{
@@ -236,7 +244,15 @@ func (r *run) turn(msg shared.Message, token string, claim tracker.Claim, handof
 	if msg.Metadata != nil {
 		attached = msg.Metadata.Attachments
 	}
-	stop, promptErr := exec.Prompt(ctx, msg.Content, attached...)
+	var stop agent.StopReason
+	var promptErr error
+	if r.endUnsent(msg.ID) {
+		// Cancelled before the prompt reached the agent: it is never
+		// sent, and the turn ends as one the agent cancelled.
+		stop = agent.StopCancelled
+	} else {
+		stop, promptErr = exec.Prompt(ctx, msg.Content, attached...)
+	}
 
 	end := turnEnd{done: make(chan struct{}), cut: exec.Err() != nil || ctx.Err() != nil}
 	if err := co.Barrier(ctx, end); err == nil {
@@ -434,6 +450,7 @@ func (m *Manager) Cancel(ctx context.Context, sessionID string) (shared.Session,
 	}
 	switch session.State {
 	case shared.SessionRunning, shared.SessionWaitingForInput:
+		r.cancelUnsent()
 		if exec := r.execution(); exec != nil {
 			if err := exec.Cancel(ctx); err != nil {
 				return shared.Session{}, shared.Errorf(shared.CodeUnavailable, "the agent did not take the cancellation: %v", err)

@@ -18,7 +18,9 @@
 // never reached the agent. A turn also claims its prompt in the store under
 // a fresh token before handing it to the agent, so a prompt is dispatched
 // once per claim; claims that a crash left unsent return to the queue at
-// start-up and run then.
+// start-up and run then. Once the prompt is stored as sent, and before the
+// agent is handed it, the turn tells Config.Turns of its start and waits
+// for it (review records the worktree the turn starts from there).
 //
 // # Activity
 //

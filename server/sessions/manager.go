@@ -44,6 +44,15 @@ type GitWatch interface {
 	SessionState(taskID, sessionID string, state shared.SessionState)
 }
 
+// TurnWatch is told of every turn's start: its prompt is stored as sent
+// and the agent has not been handed it yet. Review implements it, to
+// record the worktree each turn starts from. The turn waits for
+// TurnStarting to return, so it must bound itself; it cannot stop the
+// turn, which proceeds whatever it met.
+type TurnWatch interface {
+	TurnStarting(ctx context.Context, taskID, sessionID, turnID string)
+}
+
 // ProfileFunc resolves an agent profile id to how to start it.
 type ProfileFunc func(ctx context.Context, id string) (agent.Profile, error)
 
@@ -75,6 +84,9 @@ type Config struct {
 	Git GitWatch
 	// Requests, when set, is told of every stored change of a request.
 	Requests RequestWatch
+	// Turns, when set, is told of every turn's start before the agent is
+	// handed its prompt.
+	Turns TurnWatch
 	// AgentNice lowers the CPU priority of agents (see agent.Options.Nice).
 	AgentNice int
 	// Registerer receives the manager's metrics; nil skips registration.

@@ -54,6 +54,13 @@ type run struct {
 	// foreground, until the turn ends or its mark is written (see
 	// takePrompt); a handed-off turn's successor replaces it.
 	prompt string
+	// unsent is the prompt of the turn that has begun but not yet handed
+	// its prompt to the agent (it waits for the agent to start, or for the
+	// turn's start to be recorded); unsentCancelled says the person
+	// cancelled meanwhile, so the prompt is never sent (see
+	// cancelUnsent).
+	unsent          string
+	unsentCancelled bool
 }
 
 // waiter is an agent request waiting for the person's answer.

@@ -74,6 +74,39 @@ func (r *run) setPrompt(prompt string) {
 	r.prompt = prompt
 }
 
+// beginUnsent notes that prompt's turn has begun and its prompt has not
+// reached the agent yet.
+func (r *run) beginUnsent(prompt string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unsent, r.unsentCancelled = prompt, false
+}
+
+// endUnsent notes that prompt's turn hands its prompt to the agent, or
+// ends without doing so, and reports whether the person cancelled the
+// turn before then.
+func (r *run) endUnsent(prompt string) (cancelled bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unsent != prompt {
+		return false
+	}
+	cancelled = r.unsentCancelled
+	r.unsent, r.unsentCancelled = "", false
+	return cancelled
+}
+
+// cancelUnsent cancels the turn whose prompt has not reached the agent
+// yet, if there is one: the agent has no prompt to cancel, so a
+// session/cancel would be lost and the prompt would run once sent.
+func (r *run) cancelUnsent() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unsent != "" {
+		r.unsentCancelled = true
+	}
+}
+
 // takePrompt ends the hold of prompt's turn on the foreground and reports
 // whether it still had it: not when a successor took the foreground over
 // (a handoff), nor when the turn's mark has been written already (by the

@@ -184,6 +184,17 @@ func (s *Service) Refresh(ctx context.Context, sessionID string) error {
 	return nil
 }
 
+// RefreshTask schedules one observation of every repository of a task:
+// review calls it after a commit or a push, so the row's totals follow.
+func (s *Service) RefreshTask(ctx context.Context, taskID string) error {
+	t, err := s.task(ctx, taskID)
+	if err != nil {
+		return err
+	}
+	s.refresh(t)
+	return nil
+}
+
 // refresh schedules one observation of every repository of a task.
 func (s *Service) refresh(t *taskState) {
 	for _, r := range t.targets {
