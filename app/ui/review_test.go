@@ -410,3 +410,22 @@ func TestALongHunkRendersInBlocksAndARangeMayCrossThem(t *testing.T) {
 	assert.Equal(t, -1, blocks[2].(*reviewBlock).SelFirst, "a block the range does not reach has no selection")
 	assert.Len(t, startTags(html(rv), "div", "review-selected"), 4)
 }
+
+// The session pane and the review send a session's prompts through one
+// outbox: a second copy would write its own list over the first's.
+func TestOneOutboxPerSessionIsKeptWhileItHoldsPromptsOrIsInUse(t *testing.T) {
+	var o outboxes
+	a := o.of("s-a")
+	assert.Same(t, a, o.of("s-a"), "the review and the session pane get the same outbox")
+	a.Add("unconfirmed")
+	open := o.of("s-open")
+	for i := len(o); i < maxOutboxes; i++ {
+		o.of("idle-" + strconv.Itoa(i))
+	}
+	require.Len(t, o, maxOutboxes)
+
+	o.of("s-new", open)
+	assert.Same(t, a, o.of("s-a"), "an outbox holding a prompt is kept")
+	assert.Same(t, open, o.of("s-open"), "the one in use is kept")
+	assert.Len(t, o, 3, "the idle ones were let go: s-a, s-open and s-new are left")
+}
