@@ -155,6 +155,8 @@ func TestBrowserReviewCommentsOnTwoLinesReachTheSessionAsOnePrompt(t *testing.T)
 		}
 
 		p.do(
+			// Enabled once review.get has named the session they go to.
+			waitJS(`!document.querySelector('#review-send').disabled`),
 			chromedp.Click(chromedp.CSS("#review-send")),
 			chromedp.WaitVisible(chromedp.CSS("#review-see-session")),
 			waitJS(textOf("#review-delivered")+`.startsWith("1 comment sent")`),
@@ -361,6 +363,7 @@ func TestBrowserReviewCommentsQueueBehindARunningTurn(t *testing.T) {
 		typeInto("#review-comment-input", "Drop this blank line."),
 		chromedp.Click(chromedp.CSS("#review-comment-add")),
 		waitJS(textOf("#review-send")+` === "Queue 1 comment"`),
+		waitJS(`!document.querySelector('#review-send').disabled`),
 		chromedp.Click(chromedp.CSS("#review-send")),
 		waitJS(textOf("#review-delivered")+`.startsWith("1 comment sent, queued behind the agent's turn")`),
 	)
