@@ -60,7 +60,8 @@
 //
 // # The page around it
 //
-// Route is what the address selects (/tasks/{id}, /tasks/{id}/sessions/{id}).
+// Route is what the address selects (/tasks/{id}, /tasks/{id}/sessions/{id},
+// /tasks/{id}/review with the review's choices in its query).
 // Follow decides whether a transcript follows new output; Drafts keeps each
 // task's composer text; OpenRequests and Headline say what an open session
 // waits on, so its header never says "generating" while the agent waits on
@@ -130,6 +131,21 @@
 // are written by one function under newest-wins: the later updated_at
 // wins, and at equal times a terminal status beats streaming, so a late
 // intermediate update never overwrites a final state.
+//
+// # Review
+//
+// ReviewFiles and ReviewDiff hold what review paged in of a comparison's
+// changed files and of one file's diff. Each request has a Ticket and
+// only the newest one's answer is taken, so a refresh or another file
+// opened meanwhile is never overwritten by an older answer; a later page
+// is appended only when it continues the list (the first page's trees,
+// the offset where it ends). A diff's hunks flatten into rows numbered on
+// each side, a hunk continued on the next page keeping its header.
+// LineSelection is the rows chosen to comment on, within one hunk (Click
+// with shift, Tap's second tap on a phone); Comment quotes them with their
+// marks, on the new side unless every row was removed. ReviewComments
+// keeps a task's comments in the KV until the prompt that carries them
+// (shared.ReviewPrompt, sent through the session's Outbox) is confirmed.
 //
 // # Sending prompts
 //

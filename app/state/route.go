@@ -3,29 +3,51 @@ package state
 import (
 	"net/url"
 	"strings"
+
+	"github.com/herd-dev/herd/shared"
 )
 
 // Route is what the page's address selects: a task, and optionally one of
-// its sessions, or the inbox. The zero Route is the start page (the new
-// task form).
+// its sessions or its review, or the inbox. The zero Route is the start
+// page (the new task form).
 //
 // The UI's addresses are /tasks/{task_id},
-// /tasks/{task_id}/sessions/{session_id} and /inbox; ids are opaque, so
-// they travel path-escaped.
+// /tasks/{task_id}/sessions/{session_id}, /tasks/{task_id}/review and
+// /inbox; ids are opaque, so they travel path-escaped. The review's
+// choices travel in its query: ?session= (where comments go), repo=,
+// scope=turn and turn=, file=.
 type Route struct {
-	TaskID    string
+	TaskID string
+	// SessionID is the session shown; with Review, the session comments
+	// go to (empty for the one review.get names).
 	SessionID string
 	// Inbox selects the inbox of every pending request; no task is
 	// selected with it.
 	Inbox bool
+	// Review selects the task's review; the fields below it choose what
+	// it shows: a repository (empty for the first), the scope (empty for
+	// ReviewScopeTask) with its turn (empty for the newest), and a file
+	// (empty for none chosen).
+	Review       bool
+	RepositoryID string
+	Scope        shared.ReviewScope
+	TurnID       string
+	File         string
 }
 
 // InboxPath is the inbox's address.
 const InboxPath = "/inbox"
 
+// reviewSegment ends a review's path.
+const reviewSegment = "review"
+
 // ParseRoute reads a page path. A path that is not one of the UI's
 // addresses, or whose ids do not unescape, is the start page.
-func ParseRoute(path string) Route {
+func ParseRoute(path string) Route { return ParseAddress(path, "") }
+
+// ParseAddress reads a page path and its raw query, which only a review
+// reads; a query value that is not one of its choices is left out.
+func ParseAddress(path, rawQuery string) Route {
 	if strings.TrimSuffix(path, "/") == InboxPath {
 		return Route{Inbox: true}
 	}
@@ -38,6 +60,9 @@ func ParseRoute(path string) Route {
 	switch {
 	case len(parts) == 1:
 		r.TaskID = unescape(parts[0])
+	case len(parts) == 2 && parts[1] == reviewSegment:
+		r.TaskID, r.Review = unescape(parts[0]), true
+		r.readReviewQuery(rawQuery)
 	case len(parts) == 3 && parts[1] == "sessions":
 		r.TaskID, r.SessionID = unescape(parts[0]), unescape(parts[2])
 		if r.SessionID == "" {
@@ -52,6 +77,16 @@ func ParseRoute(path string) Route {
 	return r
 }
 
+// readReviewQuery takes a review's choices from its query.
+func (r *Route) readReviewQuery(rawQuery string) {
+	// ParseQuery keeps the pairs it could read: a bad one is left out.
+	q, _ := url.ParseQuery(rawQuery)
+	r.SessionID, r.RepositoryID, r.File = q.Get("session"), q.Get("repo"), q.Get("file")
+	if q.Get("scope") == string(shared.ReviewScopeTurn) {
+		r.Scope, r.TurnID = shared.ReviewScopeTurn, q.Get("turn")
+	}
+}
+
 // unescape returns the path-unescaped segment, or "" when it is not valid
 // escaping.
 func unescape(seg string) string {
@@ -62,7 +97,8 @@ func unescape(seg string) string {
 	return s
 }
 
-// Path returns the route's page path: "/" for the start page.
+// Path returns the route's page address: "/" for the start page; a
+// review's choices follow in its query.
 func (r Route) Path() string {
 	if r.Inbox {
 		return InboxPath
@@ -71,6 +107,25 @@ func (r Route) Path() string {
 		return "/"
 	}
 	p := "/tasks/" + url.PathEscape(r.TaskID)
+	if r.Review {
+		p += "/" + reviewSegment
+		q := url.Values{}
+		for k, v := range map[string]string{"session": r.SessionID, "repo": r.RepositoryID, "file": r.File} {
+			if v != "" {
+				q.Set(k, v)
+			}
+		}
+		if r.Scope == shared.ReviewScopeTurn {
+			q.Set("scope", string(shared.ReviewScopeTurn))
+			if r.TurnID != "" {
+				q.Set("turn", r.TurnID)
+			}
+		}
+		if len(q) > 0 {
+			p += "?" + q.Encode()
+		}
+		return p
+	}
 	if r.SessionID != "" {
 		p += "/sessions/" + url.PathEscape(r.SessionID)
 	}

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -250,17 +251,29 @@ func (v *sessionView) answer(ctx app.Context, pendingID, text string) {
 	})
 }
 
-// send runs message.add for one outbox entry and records the outcome: a
-// server answer confirms it (duplicate included), a server error is a
-// definitive refusal, and a lost answer leaves it unconfirmed for the
-// reconciliation that follows the reconnect (or, after a timeout, at once).
+// send runs message.add for one outbox entry of the open session; after
+// a timeout it reconciles at once rather than wait for a reconnect.
 func (v *sessionView) send(ctx app.Context, s state.Send) {
-	ctx = v.ui()
-	outbox, sessionID := v.outbox, v.openID
+	outbox := v.outbox
+	sendOutboxed(v.ui(), v.client(), outbox, v.openID, s, func(ctx app.Context, _ shared.MessageAddResponse, err error) {
+		if errors.Is(err, wsclient.ErrTimeout) && outbox == v.outbox {
+			v.reconcile(ctx)
+		}
+	})
+}
+
+// sendOutboxed runs message.add for one entry of session sessionID's
+// outbox and records the outcome there: a server answer confirms it
+// (duplicate included), a server error is a definitive refusal, and a
+// lost answer leaves it unconfirmed for the reconciliation that follows
+// the reconnect. The composer and the review's comments both send this
+// way. Then done, if not nil, runs on the UI goroutine with the answer.
+func sendOutboxed(ctx app.Context, client *wsclient.Client, outbox *state.Outbox, sessionID string, s state.Send,
+	done func(app.Context, shared.MessageAddResponse, error)) {
 	req := shared.MessageAddRequest{SessionID: sessionID, ClientMessageID: s.ClientMessageID, Content: s.Content, Attachments: s.Attachments}
 	ctx.Async(func() {
 		var resp shared.MessageAddResponse
-		err := v.client().Request(context.Background(), shared.ActionMessageAdd, req, &resp)
+		err := client.Request(context.Background(), shared.ActionMessageAdd, req, &resp)
 		dispatch(ctx, func(ctx app.Context) {
 			var coded *shared.Error
 			switch {
@@ -270,12 +283,44 @@ func (v *sessionView) send(ctx app.Context, s state.Send) {
 				outbox.Refused(s.ClientMessageID, coded.Message)
 			default:
 				outbox.Uncertain(s.ClientMessageID, !errors.Is(err, wsclient.ErrNotConnected))
-				if errors.Is(err, wsclient.ErrTimeout) && outbox == v.outbox {
-					v.reconcile(ctx)
-				}
+			}
+			if done != nil {
+				done(ctx, resp, err)
 			}
 		})
 	})
+}
+
+// maxOutboxes bounds the outboxes a page keeps at once; past it the idle
+// ones (nothing unconfirmed, not in use) are let go, to be read again
+// from localStorage when next needed.
+const maxOutboxes = 32
+
+// outboxes is the page's one outbox per session. The session pane and the
+// review send a session's prompts through the same one: two copies of one
+// session's outbox would each write their own list to its storage key and
+// drop what the other holds.
+type outboxes map[string]*state.Outbox
+
+// of returns session sessionID's outbox; inUse are those the page holds
+// now, which are never let go.
+func (o *outboxes) of(sessionID string, inUse ...*state.Outbox) *state.Outbox {
+	if *o == nil {
+		*o = outboxes{}
+	}
+	if b, ok := (*o)[sessionID]; ok {
+		return b
+	}
+	if len(*o) >= maxOutboxes {
+		for id, b := range *o {
+			if len(b.Sends()) == 0 && !slices.Contains(inUse, b) {
+				delete(*o, id)
+			}
+		}
+	}
+	b := state.NewOutbox(localStorage, sessionID, newClientMessageID)
+	(*o)[sessionID] = b
+	return b
 }
 
 // reconcile sends the unconfirmed prompts again with their own ids.

@@ -90,6 +90,29 @@
 // it, the flash's browser timer, and a WebAudio chime, created on first
 // use; audio the browser refuses fails silently.
 //
+// # Review
+//
+// /tasks/{id}/review (review*.go) shows what a task changed, reached from
+// a row's git totals (a link laid over them, beside the row's own link)
+// and from the session bar; its query holds the repository, the scope
+// (the whole task or one turn), the file and the session comments go to
+// (state.Route). It reads on request only (review.get, review.files and
+// review.file, one bounded page at a time, state.ReviewFiles and
+// state.ReviewDiff taking only the newest answer) and subscribes to
+// nothing; Refresh reads the worktree again. On a desktop the side column
+// (files, comments, finishing) sits beside the diff; on a phone the list
+// shows until a file is chosen, then its diff in full with a way back,
+// the lines scrolling sideways inside their box. The diff renders in
+// blocks of at most 64 rows of one hunk, each a component, so selecting
+// lines re-renders only the blocks it touches, and it has one click
+// handler for all its line numbers. Comments are kept per
+// task in localStorage (state.ReviewComments) and sent as one prompt
+// (shared.ReviewPrompt) through the same outbox and message.add as the
+// composer's prompts: the shell keeps one outbox per session, which the
+// session pane and the review share, so neither overwrites what the other
+// holds. Commit, push and pull request show git's or GitHub's own words
+// when they fail.
+//
 // # First screen
 //
 // On the server, OnPreRender loads the snapshot (what boot would answer)

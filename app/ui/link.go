@@ -123,6 +123,9 @@ func (l *link) boot(ctx context.Context) {
 		if v := l.shell.sessions; v != nil {
 			v.reconnected(ctx)
 		}
+		if r := l.shell.review; r != nil {
+			r.reconnected(ctx)
+		}
 	})
 	listed := make(map[string]struct{}, len(resp.Tasks))
 	dispatch(l.ui, func(app.Context) {

@@ -73,8 +73,31 @@ func (r *taskRow) Render() app.UI {
 			),
 			app.If(row.HasError, errorDot),
 		),
+		// A stable slot: the link comes and goes with the totals and the
+		// row's open actions, and the actions after it keep their place.
+		app.Span().Class("row-review-slot").Body(
+			app.If(row.HasGit && r.Edit.mode == "", func() app.UI { return reviewLink(row) }),
+		),
 		r.renderRowActions(),
 	)
+}
+
+// reviewLink opens the task's review from its git totals. A link cannot
+// sit inside the row's own link, so it lies over the totals the row
+// shows, beside it in the markup (app.css, "Review"), with the same text
+// so it covers them exactly.
+func reviewLink(row state.Row) app.UI {
+	return app.A().Class("row-review").
+		Href(state.Route{TaskID: row.TaskID, Review: true}.Path()).
+		DataSet("task-id", row.TaskID).
+		Aria("label", "Review the changes: "+gitLabel(row.Additions, row.Deletions, row.ChangedFiles)).
+		Title("Review the changes").
+		Body(app.Span().Aria("hidden", "true").Text(gitText(row.Additions, row.Deletions, row.ChangedFiles)))
+}
+
+// gitText is the text of gitTotals.
+func gitText(adds, dels, files int) string {
+	return "+" + strconv.Itoa(adds) + " −" + strconv.Itoa(dels) + " · " + plural(files, "file", "files")
 }
 
 // activityTime shows when a task last did something: the time for

@@ -222,7 +222,7 @@ func (v *sessionView) open(ctx app.Context, s shared.Session) {
 	v.content = composerContent{}
 	v.detail = state.NewSessionDetail(s.ID)
 	v.detail.SetSession(s)
-	v.outbox = state.NewOutbox(localStorage, s.ID, newClientMessageID)
+	v.outbox = v.tv.Shell.outboxOf(s.ID)
 	v.restoreDraft()
 	v.subscribe(ctx)
 	id := s.ID

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +40,7 @@ func Routes(snapshot SnapshotFunc) {
 		// Every address is the same root: navigating between them keeps
 		// the mounted shell (go-app updates a component of the same type
 		// in place) and only changes what OnNav selects.
-		app.RouteWithRegexp(`^/tasks/[^/]+(/sessions/[^/]+)?/?$`, page)
+		app.RouteWithRegexp(`^/tasks/[^/]+(/sessions/[^/]+|/review)?/?$`, page)
 		app.RouteWithRegexp(`^`+state.InboxPath+`/?$`, page)
 	})
 }
@@ -69,6 +70,12 @@ type shell struct {
 	// sessions is the mounted task view's session pane, if any; browser
 	// only. The task view sets and clears it.
 	sessions *sessionView
+	// review is the mounted review, if any; browser only. It sets and
+	// clears it.
+	review *reviewView
+	// outboxes holds each session's outbox once one was needed, so the
+	// session pane and the review send through the same one; browser only.
+	outboxes outboxes
 	// inbox holds the workspace's pending requests; attention decides the
 	// title and the sound, and attend, browser only, carries it out.
 	inbox     *state.Inbox
@@ -121,7 +128,7 @@ func (s *shell) OnInit() {
 // OnMount runs only in the browser: it picks the layout and connects.
 func (s *shell) OnMount(ctx app.Context) {
 	s.measure()
-	s.route = state.ParseRoute(app.Window().URL().EscapedPath())
+	s.route = routeOf(app.Window().URL())
 	s.link = newLink(ctx, s)
 	s.wake = listenForWake(s.link.client.Nudge)
 	s.keys = listenForKeys(s)
@@ -134,7 +141,7 @@ func (s *shell) OnMount(ctx app.Context) {
 // OnNav runs when the address changes (a link, history back or forward):
 // the selection follows it.
 func (s *shell) OnNav(ctx app.Context) {
-	s.route = state.ParseRoute(ctx.Page().URL().EscapedPath())
+	s.route = routeOf(ctx.Page().URL())
 	if s.sheetOpen {
 		s.sheetOpen = false
 	}
@@ -295,7 +302,9 @@ func (s *shell) selectedTask() (shared.Task, bool) {
 func (s *shell) renderMain() app.UI {
 	t, selected := s.selectedTask()
 	missing := s.route.TaskID != "" && !selected && s.listed
-	return app.If(selected, func() app.UI { return s.taskViewOf(t) }).ElseIf(s.route.Inbox, func() app.UI {
+	return app.If(selected && s.route.Review, func() app.UI { return s.reviewViewOf(t) }).ElseIf(selected, func() app.UI {
+		return s.taskViewOf(t)
+	}).ElseIf(s.route.Inbox, func() app.UI {
 		return s.renderInbox(time.Now())
 	}).Else(func() app.UI {
 		return app.Div().Class("main-inner").Body(
@@ -324,6 +333,9 @@ func (s *shell) taskViewOf(t shared.Task) *taskView {
 		Rev:       s.renders,
 	}
 }
+
+// routeOf returns what the page address u selects.
+func routeOf(u *url.URL) state.Route { return state.ParseAddress(u.EscapedPath(), u.RawQuery) }
 
 // selectTask navigates to task id's address.
 func (s *shell) selectTask(ctx app.Context, id string) {

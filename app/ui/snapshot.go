@@ -29,7 +29,7 @@ const snapshotTimeout = 2 * time.Second
 // page arrives with its task rows, and embeds the same data for the
 // browser's first render. A failure only costs the head start.
 func (s *shell) OnPreRender(ctx app.Context) {
-	s.route = state.ParseRoute(ctx.Page().URL().EscapedPath())
+	s.route = routeOf(ctx.Page().URL())
 	if s.snapshot == nil {
 		return
 	}

@@ -39,6 +39,11 @@ func (v *sessionView) renderSessionPane() app.UI {
 					}),
 				)
 			}),
+			app.If(len(v.tv.Task.Repositories) > 0, func() app.UI {
+				return app.A().ID("session-review").Class("text-button", "session-review").
+					Href(state.Route{TaskID: v.taskID, Review: true, SessionID: v.openID}.Path()).
+					Text("Review changes")
+			}),
 			app.Span().Class("session-new").Body(
 				app.Label().For("session-profile").Class("visually-hidden").Text("Agent profile"),
 				app.Select().ID("session-profile").OnChange(v.onProfile).Body(
