@@ -63,6 +63,26 @@ const (
 	MaxReviewPathBytes = 4 << 10
 )
 
+// The bounds the server gives the review actions that may take longer
+// than an ordinary request: each is the longest its steps are allowed, so
+// that a step's own bound, whose error says what timed out, ends it first.
+// A client waits for their answers that long.
+const (
+	// ReviewFilesTimeout covers a snapshot of the working tree (a few git
+	// commands, each bounded by 30 s) and the listing.
+	ReviewFilesTimeout = time.Minute
+	// ReviewCommitTimeout covers a commit (2 minutes: staging everything,
+	// and hooks that may run the project's checks), then reading the
+	// state.
+	ReviewCommitTimeout = 3 * time.Minute
+	// ReviewPushTimeout covers a push (2 minutes, for slow remotes and
+	// large packs), then reading the state.
+	ReviewPushTimeout = 3 * time.Minute
+	// ReviewPullRequestTimeout covers reading the state, GitHub's answer
+	// (30 s at most) and storing the pull request.
+	ReviewPullRequestTimeout = 2 * time.Minute
+)
+
 // ReviewScope says which changes a files page lists.
 type ReviewScope string
 

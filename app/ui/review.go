@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"crypto/rand"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -173,6 +174,16 @@ func newCommentID() string { return "rc-" + rand.Text() }
 // back (see sessionView.ui).
 func (rv *reviewView) ui() app.Context { return rv.Shell.link.ui }
 
+// reviewWait is how long the review waits for the answers of the actions
+// the server may take longer with than an ordinary request: their bound,
+// and a little more for the answer to come back.
+var reviewWait = map[string]time.Duration{
+	shared.ActionReviewFiles:             shared.ReviewFilesTimeout + 5*time.Second,
+	shared.ActionReviewCommit:            shared.ReviewCommitTimeout + 5*time.Second,
+	shared.ActionReviewPush:              shared.ReviewPushTimeout + 5*time.Second,
+	shared.ActionReviewPullRequestCreate: shared.ReviewPullRequestTimeout + 5*time.Second,
+}
+
 // ask sends one review request in ctx.Async and runs done with its
 // outcome on the UI goroutine, unless the review has moved to another
 // task meanwhile.
@@ -182,7 +193,7 @@ func (rv *reviewView) ask(action string, req, out any, done func(err error)) {
 	}
 	ctx, client, taskID := rv.ui(), rv.Shell.link.client, rv.taskID
 	ctx.Async(func() {
-		err := client.Request(context.Background(), action, req, out)
+		err := client.RequestWithin(context.Background(), reviewWait[action], action, req, out)
 		dispatch(ctx, func(app.Context) {
 			if rv.taskID == taskID {
 				done(err)

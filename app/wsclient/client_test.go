@@ -87,6 +87,27 @@ func TestRequestTimesOutWithoutAnAnswer(t *testing.T) {
 	assert.True(t, strings.HasPrefix(err.Error(), "ping: "), "error names the action: %v", err)
 }
 
+// An action the server may take long with is waited for longer than an
+// ordinary request: the answer that Request gave up on arrives through
+// RequestWithin.
+func TestRequestWithinWaitsLongerThanTheRequestTimeout(t *testing.T) {
+	url := startServer(t, func(ctx context.Context, c *websocket.Conn) {
+		for {
+			req, err := readRequest(ctx, c)
+			if err != nil {
+				return
+			}
+			time.Sleep(200 * time.Millisecond) // the server's slow step
+			_ = respond(ctx, c, req, shared.Empty{})
+		}
+	})
+	c := startClient(t, url, Options{RequestTimeout: 20 * time.Millisecond})
+	connected(t, c)
+
+	assert.ErrorIs(t, c.Request(t.Context(), shared.ActionReviewPush, nil, nil), ErrTimeout)
+	assert.NoError(t, c.RequestWithin(t.Context(), 10*time.Second, shared.ActionReviewPush, nil, nil))
+}
+
 func TestRequestEndsWithTheCallersContext(t *testing.T) {
 	url := startServer(t, func(ctx context.Context, c *websocket.Conn) {
 		for {

@@ -42,6 +42,19 @@ func (c *Client) Request(ctx context.Context, action string, payload, out any) e
 	return c.roundTrip(ctx, cn, action, payload, out, c.opts.RequestTimeout)
 }
 
+// RequestWithin is Request for an action the server may take longer than
+// the client's RequestTimeout to answer: it waits up to within, when that
+// is longer.
+func (c *Client) RequestWithin(ctx context.Context, within time.Duration, action string, payload, out any) error {
+	c.mu.Lock()
+	cn := c.cur
+	c.mu.Unlock()
+	if cn == nil {
+		return fmt.Errorf("%s: %w", action, ErrNotConnected)
+	}
+	return c.roundTrip(ctx, cn, action, payload, out, max(within, c.opts.RequestTimeout))
+}
+
 // roundTrip sends a request on cn and waits up to timeout for its answer.
 func (c *Client) roundTrip(ctx context.Context, cn *conn, action string, payload, out any, timeout time.Duration) error {
 	id := "c-" + strconv.FormatUint(c.nextID.Add(1), 10)

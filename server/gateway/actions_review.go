@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/herd-dev/herd/shared"
 )
@@ -20,25 +19,6 @@ type Review interface {
 	CreatePullRequest(ctx context.Context, req shared.ReviewPullRequestCreateRequest) (shared.ReviewPullRequestCreateResponse, error)
 }
 
-// The bounds of the review actions that take longer than RequestTimeout
-// may allow: each is the longest its steps are allowed, so that a step's
-// own bound, whose error says what timed out, ends it first.
-const (
-	// reviewFilesTimeout covers a snapshot of the working tree (a few git
-	// commands, each bounded by gitcli's 30 s) and the listing.
-	reviewFilesTimeout = time.Minute
-	// reviewCommitTimeout covers a commit (gitfinish gives it 2 minutes:
-	// staging everything, and hooks that may run the project's checks),
-	// then reading the state.
-	reviewCommitTimeout = 3 * time.Minute
-	// reviewPushTimeout covers a push (gitfinish gives it 2 minutes, for
-	// slow remotes and large packs), then reading the state.
-	reviewPushTimeout = 3 * time.Minute
-	// reviewPullRequestTimeout covers reading the state, GitHub's answer
-	// (30 s at most) and storing the pull request.
-	reviewPullRequestTimeout = 2 * time.Minute
-)
-
 // maxTreeIDBytes bounds a tree id: 40 hex digits for SHA-1, 64 for
 // SHA-256; gitdiff checks the id itself.
 const maxTreeIDBytes = 64
@@ -48,11 +28,11 @@ const maxTreeIDBytes = 64
 func (g *Gateway) reviewActions() map[string]action {
 	return map[string]action{
 		shared.ActionReviewGet:               {run: handle(g.reviewGet)},
-		shared.ActionReviewFiles:             {run: handle(g.reviewFiles), timeout: reviewFilesTimeout},
+		shared.ActionReviewFiles:             {run: handle(g.reviewFiles), timeout: shared.ReviewFilesTimeout},
 		shared.ActionReviewFile:              {run: handle(g.reviewFile)},
-		shared.ActionReviewCommit:            {run: handle(g.reviewCommit), timeout: reviewCommitTimeout},
-		shared.ActionReviewPush:              {run: handle(g.reviewPush), timeout: reviewPushTimeout},
-		shared.ActionReviewPullRequestCreate: {run: handle(g.reviewPullRequestCreate), timeout: reviewPullRequestTimeout},
+		shared.ActionReviewCommit:            {run: handle(g.reviewCommit), timeout: shared.ReviewCommitTimeout},
+		shared.ActionReviewPush:              {run: handle(g.reviewPush), timeout: shared.ReviewPushTimeout},
+		shared.ActionReviewPullRequestCreate: {run: handle(g.reviewPullRequestCreate), timeout: shared.ReviewPullRequestTimeout},
 	}
 }
 

@@ -189,15 +189,15 @@ func TestReviewActionsPassRequestsOnWithinTheirBounds(t *testing.T) {
 	}{
 		{shared.ActionReviewGet, map[string]any{"task_id": task.ID}, shared.ReviewGetRequest{TaskID: task.ID}, requestTimeout},
 		{shared.ActionReviewFiles, map[string]any{"task_id": task.ID, "repository_id": "r", "scope": "turn", "from": treeA, "to": treeB, "offset": 200},
-			shared.ReviewFilesRequest{TaskID: task.ID, RepositoryID: "r", Scope: shared.ReviewScopeTurn, From: treeA, To: treeB, Offset: 200}, reviewFilesTimeout},
+			shared.ReviewFilesRequest{TaskID: task.ID, RepositoryID: "r", Scope: shared.ReviewScopeTurn, From: treeA, To: treeB, Offset: 200}, shared.ReviewFilesTimeout},
 		{shared.ActionReviewFile, map[string]any{"task_id": task.ID, "repository_id": "r", "from": treeA, "to": treeB, "path": "b.go", "old_path": "a.go", "limit": 10},
 			shared.ReviewFileRequest{TaskID: task.ID, RepositoryID: "r", From: treeA, To: treeB, Path: "b.go", OldPath: "a.go", Limit: 10}, requestTimeout},
 		{shared.ActionReviewCommit, map[string]any{"task_id": task.ID, "repository_id": "r", "message": message},
-			shared.ReviewCommitRequest{TaskID: task.ID, RepositoryID: "r", Message: message}, reviewCommitTimeout},
+			shared.ReviewCommitRequest{TaskID: task.ID, RepositoryID: "r", Message: message}, shared.ReviewCommitTimeout},
 		{shared.ActionReviewPush, map[string]any{"task_id": task.ID, "repository_id": "r"},
-			shared.ReviewPushRequest{TaskID: task.ID, RepositoryID: "r"}, reviewPushTimeout},
+			shared.ReviewPushRequest{TaskID: task.ID, RepositoryID: "r"}, shared.ReviewPushTimeout},
 		{shared.ActionReviewPullRequestCreate, map[string]any{"task_id": task.ID, "repository_id": "r", "title": "Fix it", "draft": true},
-			shared.ReviewPullRequestCreateRequest{TaskID: task.ID, RepositoryID: "r", Title: "Fix it", Draft: true}, reviewPullRequestTimeout},
+			shared.ReviewPullRequestCreateRequest{TaskID: task.ID, RepositoryID: "r", Title: "Fix it", Draft: true}, shared.ReviewPullRequestTimeout},
 	}
 	for i, tt := range tests {
 		t.Run(tt.action, func(t *testing.T) {
