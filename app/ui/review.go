@@ -136,7 +136,7 @@ func (rv *reviewView) OnDismount() {
 	if rv.Shell.review == rv {
 		rv.Shell.review = nil
 	}
-	rv.taskID = ""
+	rv.taskID, rv.comments = "", nil
 }
 
 // start holds the review of the task shown, from nothing.
@@ -145,7 +145,7 @@ func (rv *reviewView) start() {
 	rv.files, rv.diff, rv.sel = nil, nil, state.LineSelection{}
 	rv.draft, rv.draftErr, rv.editing, rv.editText, rv.editErr = "", "", "", "", ""
 	rv.sendErr, rv.delivered, rv.panel, rv.finish = "", delivery{}, "", map[string]*finishState{}
-	rv.comments = state.NewReviewComments(localStorage, rv.taskID, newCommentID)
+	rv.comments = rv.Shell.reviewComments.of(rv.taskID)
 	rv.resend()
 	rv.load(false)
 }
@@ -167,6 +167,38 @@ func (rv *reviewView) reconnected(app.Context) {
 	rv.resend()
 }
 
+// maxReviewComments bounds the comment stores a page keeps at once; past
+// it those with no prompt on its way are let go, to be read again from
+// localStorage when next needed.
+const maxReviewComments = 32
+
+// reviewCommentStores is the page's one comment store per task. A review
+// mounted again and the answers its earlier mount still waits for work on
+// the same one: two copies would each write their own list to the task's
+// storage key and drop what the other holds.
+type reviewCommentStores map[string]*state.ReviewComments
+
+// of returns task taskID's comment store.
+func (o *reviewCommentStores) of(taskID string) *state.ReviewComments {
+	if *o == nil {
+		*o = reviewCommentStores{}
+	}
+	if c, ok := (*o)[taskID]; ok {
+		return c
+	}
+	for id, c := range *o {
+		if len(*o) < maxReviewComments {
+			break
+		}
+		if len(c.Prompts()) == 0 {
+			delete(*o, id)
+		}
+	}
+	c := state.NewReviewComments(localStorage, taskID, newCommentID)
+	(*o)[taskID] = c
+	return c
+}
+
 // newCommentID names a comment in this browser.
 func newCommentID() string { return "rc-" + rand.Text() }
 
@@ -178,6 +210,9 @@ func (rv *reviewView) ui() app.Context { return rv.Shell.link.ui }
 // the server may take longer with than an ordinary request: their bound,
 // and a little more for the answer to come back.
 var reviewWait = map[string]time.Duration{
+	// Reads the server bounds by its request timeout (30 s by default).
+	shared.ActionReviewGet:               35 * time.Second,
+	shared.ActionReviewFile:              35 * time.Second,
 	shared.ActionReviewFiles:             shared.ReviewFilesTimeout + 5*time.Second,
 	shared.ActionReviewCommit:            shared.ReviewCommitTimeout + 5*time.Second,
 	shared.ActionReviewPush:              shared.ReviewPushTimeout + 5*time.Second,

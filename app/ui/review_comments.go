@@ -70,7 +70,12 @@ func (rv *reviewView) renderSendButton() app.UI {
 			}
 			b := app.Button().ID(idReviewSend).Class("primary-button", "review-send").Type("button").OnClick(rv.onSend).
 				Text(verb + plural(pending, "comment", "comments"))
-			if rv.target() == "" {
+			switch {
+			case !rv.infoLoaded:
+				// The prompt names each comment's repository from
+				// review.get's answer.
+				b = b.Disabled(true).Title("Reading the task's repositories…")
+			case rv.target() == "":
 				b = b.Disabled(true).Title("This task has no session to send comments to: start one first.")
 			}
 			return b
@@ -229,8 +234,12 @@ func (rv *reviewView) renderPrompt(p state.SentPrompt) app.UI {
 			return app.Div().Class("review-prompt-actions").Body(
 				app.Button().Class("text-button", "review-prompt-retry").Type("button").
 					OnClick(rv.onPromptRetry(p), app.EventScope(p.ClientMessageID)).Text("Retry"),
-				app.Button().Class("text-button", "review-prompt-edit").Type("button").
-					OnClick(rv.onPromptBack(p), app.EventScope(p.ClientMessageID)).Text("Edit them again"),
+				// A prompt whose outcome stayed unknown may have reached
+				// the agent: sent again after editing, it would run twice.
+				app.If(status == state.SendFailed, func() app.UI {
+					return app.Button().Class("text-button", "review-prompt-edit").Type("button").
+						OnClick(rv.onPromptBack(p), app.EventScope(p.ClientMessageID)).Text("Edit them again")
+				}),
 			)
 		}),
 	)
@@ -267,9 +276,9 @@ func (rv *reviewView) onPromptRetry(p state.SentPrompt) app.EventHandler {
 	}
 }
 
-// onPromptBack gives up on a prompt the server refused (or whose outcome
-// stayed unknown): the prompt leaves the outbox and its comments wait
-// again, to be edited and sent once more.
+// onPromptBack gives up on a prompt the server refused: the prompt leaves
+// the outbox and its comments wait again, to be edited and sent once
+// more.
 func (rv *reviewView) onPromptBack(p state.SentPrompt) app.EventHandler {
 	return func(app.Context, app.Event) {
 		rv.Shell.outboxOf(p.SessionID).Discard(p.ClientMessageID)

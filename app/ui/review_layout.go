@@ -117,7 +117,7 @@ func (rv *reviewView) onScope(scope shared.ReviewScope) app.EventHandler {
 		if scope == shared.ReviewScopeTask {
 			scope = ""
 		}
-		if r.Scope == scope {
+		if r.Scope == scope && r.TurnID == "" {
 			return
 		}
 		r.Scope, r.TurnID, r.File = scope, "", ""

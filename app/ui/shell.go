@@ -76,6 +76,9 @@ type shell struct {
 	// outboxes holds each session's outbox once one was needed, so the
 	// session pane and the review send through the same one; browser only.
 	outboxes outboxes
+	// reviewComments holds each task's review comments once the review
+	// needed them; browser only.
+	reviewComments reviewCommentStores
 	// inbox holds the workspace's pending requests; attention decides the
 	// title and the sound, and attend, browser only, carries it out.
 	inbox     *state.Inbox
