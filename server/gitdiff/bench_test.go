@@ -2,8 +2,6 @@ package gitdiff_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,7 +82,7 @@ func manyChanges(b *testing.B, packed bool) string {
 		gittest.Git(b, repo, "repack", "-a", "-d", "-q")
 	}
 	wt := MustWorktree(b, repo)
-	settleIndex(b, wt)
+	gittest.SettleIndex(b, wt)
 	writeChanges(b, wt, "")
 	// The first snapshot writes 5,000 blobs; those after it find them.
 	MustSnapshot(b, wt)
@@ -146,30 +144,6 @@ func BenchmarkFileDiffPage(b *testing.B) {
 			b.ReportMetric(float64((childCPU(b)-cpu).Microseconds())/1e3/float64(b.N), "git-cpu-ms/op")
 		})
 	}
-}
-
-// settleIndex makes every file of the working tree older than its index,
-// as they are once an agent has been at work for a while, so that git
-// trusts the index's stat data instead of rereading files written in the
-// same second as the index ("racily clean" ones).
-func settleIndex(b *testing.B, dir string) {
-	b.Helper()
-	old := time.Now().Add(-time.Hour)
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.Name() == ".git" && d.IsDir():
-			return filepath.SkipDir
-		case d.Name() == ".git":
-			return nil
-		}
-		return os.Chtimes(path, old, old)
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	gittest.Git(b, dir, "update-index", "--refresh")
 }
 
 // childCPU returns the user plus system CPU time of the processes this

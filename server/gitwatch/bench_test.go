@@ -3,8 +3,6 @@ package gitwatch_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -25,7 +23,7 @@ func BenchmarkObserve10kFiles(b *testing.B) {
 	}
 	gittest.Commit(b, repo, "10,000 files")
 	wt := MustWorktree(b, repo)
-	settleIndex(b, wt)
+	gittest.SettleIndex(b, wt)
 	for i := range 20 {
 		gittest.Write(b, wt, fmt.Sprintf("pkg%03d/file%04d.go", i*5, i*500), strings.Repeat("// changed line\n", 45))
 		if i == 9 {
@@ -63,7 +61,7 @@ func BenchmarkSlowCadence200(b *testing.B) {
 			gittest.Write(b, repo, fmt.Sprintf("src/f%02d.txt", j), strings.Repeat("text\n", 50))
 		}
 		gittest.Commit(b, repo, "files")
-		settleIndex(b, repo)
+		gittest.SettleIndex(b, repo)
 		gittest.Write(b, repo, "src/f00.txt", "changed\n")
 		gittest.Write(b, repo, "notes.txt", "untracked\n")
 		targets[i] = gitwatch.Target{Dir: repo, BaseBranch: "main"}
@@ -118,30 +116,6 @@ func BenchmarkSlowCadence200(b *testing.B) {
 	b.ReportMetric(git, "git-cpu-s/round")
 	b.ReportMetric(self, "herd-cpu-s/round")
 	b.ReportMetric(100*(git+self)/gitwatch.DefaultSlowInterval.Seconds(), "%core@30s")
-}
-
-// settleIndex makes every file of the working tree older than its index,
-// as they are once an agent has been at work for a while, so that git
-// trusts the index's stat data instead of rereading files written in the
-// same second as the index ("racily clean" ones).
-func settleIndex(b *testing.B, dir string) {
-	b.Helper()
-	old := time.Now().Add(-time.Hour)
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.Name() == ".git" && d.IsDir():
-			return filepath.SkipDir
-		case d.Name() == ".git":
-			return nil
-		}
-		return os.Chtimes(path, old, old)
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	gittest.Git(b, dir, "update-index", "--refresh")
 }
 
 // selfCPU returns the user plus system CPU time of this process so far.

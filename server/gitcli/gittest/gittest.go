@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Isolate sets, for the rest of the process, the environment that makes
@@ -125,4 +126,28 @@ func Commit(tb testing.TB, dir, message string) {
 	tb.Helper()
 	Git(tb, dir, "add", "--all")
 	Git(tb, dir, "commit", "--quiet", "--allow-empty", "--message", message)
+}
+
+// SettleIndex makes every file of the working tree at dir older than its
+// index, as they are once an agent has been at work for a while, so that
+// git trusts the index's stat data instead of rereading files written in
+// the same second as the index ("racily clean" ones).
+func SettleIndex(tb testing.TB, dir string) {
+	tb.Helper()
+	old := time.Now().Add(-time.Hour)
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.Name() == ".git" && d.IsDir():
+			return filepath.SkipDir
+		case d.Name() == ".git":
+			return nil
+		}
+		return os.Chtimes(path, old, old)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	Git(tb, dir, "update-index", "--refresh")
 }
