@@ -146,9 +146,14 @@ func TestBrowserReviewCommentsOnTwoLinesReachTheSessionAsOnePrompt(t *testing.T)
 		p.screenshot("commented")
 
 		// A pending comment survives a reload.
-		p.do(chromedp.Reload(), waitReady(), waitJS(textOf("#review-send")+` === "Send 1 comment"`))
+		p.do(chromedp.Reload(), waitReady(), waitJS(textOf("#review-send")+` === "Send 1 comment"`),
+			// Clicks aim at where things are: once review.get has answered
+			// (Send is enabled then) and the files are listed, nothing
+			// moves the tabs any more.
+			waitJS(`!document.querySelector('#review-send').disabled`))
 		if !p.phone {
 			p.do(
+				waitJS(`document.querySelectorAll('#review-files a.review-file').length === 2`),
 				chromedp.Click(chromedp.CSS("#review-tab-comments")),
 				waitJS(textOf("#review-pending .review-note-lines")+` === "src/upload.go, lines 3–4"`),
 			)
