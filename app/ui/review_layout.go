@@ -200,7 +200,7 @@ func (rv *reviewView) renderSide() app.UI {
 
 // panelTab is one of the side column's tabs.
 func (rv *reviewView) panelTab(panel, text, current string) app.UI {
-	return app.Button().ID("review-tab-"+panel).Class("review-tab").Type("button").Role("tab").
+	return app.Button().ID("review-tab-"+panel).Class("task-tab", "review-tab").Type("button").Role("tab").
 		Aria("selected", panel == current).
 		Aria("controls", "review-panel-"+panel).
 		OnClick(func(app.Context, app.Event) { rv.panel = panel }).

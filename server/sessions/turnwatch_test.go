@@ -78,6 +78,23 @@ func (p *startPublisher) announced(turnID string) bool {
 	return p.started[turnID]
 }
 
+// startWatched starts a manager of the mock agent, whose sessions run in
+// scratch and tell watch of every turn's start, publishing to pub.
+func startWatched(t *testing.T, st *store.Store, scratch string, pub Publisher, watch TurnWatch) *Manager {
+	t.Helper()
+	profile := mocktest.Profile()
+	m, err := New(Config{
+		Store:      st,
+		Profile:    func(context.Context, string) (agent.Profile, error) { return profile, nil },
+		ScratchDir: scratch,
+		Turns:      watch,
+	})
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	require.NoError(t, m.Start(context.Background(), pub))
+	return m
+}
+
 // Each turn tells the watch of its start once its prompt is stored as
 // sent, before the agent acts on it (the file the prompt writes is not
 // there yet) and before the turn's start is published. The turn id is
@@ -88,16 +105,7 @@ func TestATurnsStartIsToldBeforeTheAgentActsOnItsPrompt(t *testing.T) {
 	scratch := filepath.Join(dir, "scratch")
 	pub := &startPublisher{started: map[string]bool{}}
 	watch := &turnWatch{st: st, pub: pub, file: filepath.Join(scratch, task.ID, "a.txt")}
-	profile := mocktest.Profile()
-	m, err := New(Config{
-		Store:      st,
-		Profile:    func(context.Context, string) (agent.Profile, error) { return profile, nil },
-		ScratchDir: scratch,
-		Turns:      watch,
-	})
-	require.NoError(t, err)
-	t.Cleanup(m.Close)
-	require.NoError(t, m.Start(ctx, pub))
+	m := startWatched(t, st, scratch, pub, watch)
 
 	session, err := m.Create(ctx, shared.SessionCreateRequest{TaskID: task.ID, Prompt: "/scenario write a.txt one"})
 	require.NoError(t, err)
@@ -147,16 +155,7 @@ func TestACancelBeforeThePromptReachesTheAgentCancelsTheTurn(t *testing.T) {
 	scratch := filepath.Join(dir, "scratch")
 	pub := &statePublisher{}
 	watch := &heldWatch{held: make(chan struct{}), release: make(chan struct{})}
-	profile := mocktest.Profile()
-	m, err := New(Config{
-		Store:      st,
-		Profile:    func(context.Context, string) (agent.Profile, error) { return profile, nil },
-		ScratchDir: scratch,
-		Turns:      watch,
-	})
-	require.NoError(t, err)
-	t.Cleanup(m.Close)
-	require.NoError(t, m.Start(ctx, pub))
+	m := startWatched(t, st, scratch, pub, watch)
 
 	session, err := m.Create(ctx, shared.SessionCreateRequest{TaskID: task.ID, Prompt: "/scenario write a.txt one"})
 	require.NoError(t, err)
